@@ -1,0 +1,382 @@
+//! The command line: one clap definition for both dialects, and the rules that turn it
+//! into a `Config`. This is the only module that imports clap.
+//!
+//! Flow: `winstyle::normalize` (dialect + spelling) → clap (`Cli`) → `to_config` (every
+//! cross-flag rule, in one place). Errors come back as one-line `UsageError`s.
+
+pub mod values;
+pub mod winstyle;
+
+use std::ffi::OsString;
+use std::net::IpAddr;
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
+
+use crate::config::{
+    self, Config, Dialect, IoMode, PortPlan, Role, Timeline, UsageError, loopback_host,
+};
+use values::{ByteSize, CpuSpec, Mapping, strip_brackets};
+
+const AFTER_HELP: &str = "\
+Dialects: a line is read as Windows NTttcp when it contains a Windows-only spelling
+(-ns, -wu, -cd, -sb, -rb, -ndl, -nic, -xml, -hpt, -to, -sp, ...; any letter case), and
+as ntttcp-for-linux 1.4.3 otherwise; --dialect linux|windows forces it. Letters that
+differ: -P is the port count on Linux but the base port (-p) on Windows; -l is
+connections per thread on Linux but the buffer length on Windows; -N is no-sync on Linux
+but a buffer count on Windows; -n is threads per port on Linux. Windows multi-letter
+flags are written with one dash (-ns, -wu 2) and match whole words only.
+
+Examples:
+  receiver:  ntttcp -r -m 4,*,10.0.0.5 -t 300
+  sender:    ntttcp -s -m 4,*,10.0.0.5 -t 300
+  no sync:   ntttcp -r -m 4,*,10.0.0.5 -N -t 60   /   ntttcp -s -m 4,*,10.0.0.5 -ns -t 60
+  one host:  ntttcp --loopback -t 5
+
+Exit status: 0 test completed, 1 runtime failure (results measured so far are still
+printed), 2 usage error, 130 interrupted by Ctrl+C (results printed).";
+
+/// ntttcp: a network throughput benchmark compatible with Microsoft NTttcp and
+/// ntttcp-for-linux.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ntttcp",
+    version,
+    disable_version_flag = true,
+    args_override_self = true,
+    after_help = AFTER_HELP,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Receiver role (the default), optionally with the local address to listen on.
+    #[arg(short = 'r', long = "receiver", value_name = "ADDR", num_args = 0..=1,
+          conflicts_with = "sender")]
+    pub receiver: Option<Option<String>>,
+
+    /// Sender role, with the receiver's address (attached `-s10.0.0.5` or separate).
+    #[arg(short = 's', long = "sender", value_name = "ADDR", num_args = 0..=1)]
+    pub sender: Option<Option<String>>,
+
+    /// Run both roles in this process over the loopback interface (no second host).
+    #[arg(long, conflicts_with_all = ["receiver", "sender"])]
+    pub loopback: bool,
+
+    /// Mapping THREADS,CPU|*,HOST; several may follow one -m. THREADS receiver ports (one
+    /// sender thread each), pinned to CPU or spread over all CPUs with `*`.
+    #[arg(short = 'm', long = "mapping", value_name = "N,CPU,HOST", num_args = 1..)]
+    pub mapping: Vec<Mapping>,
+
+    /// Number of receiver ports [Linux; default 16]. The later of -P and -m sets it.
+    #[arg(short = 'P', long = "ports", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=512))]
+    pub ports: Option<u32>,
+
+    /// Sender threads per receiver port [Linux; default 4, 1 with -m].
+    #[arg(short = 'n', long = "threads", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=25600))]
+    pub threads: Option<u32>,
+
+    /// Connections per sender thread [Linux; default 1].
+    #[arg(short = 'l', long = "connections", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub connections: Option<u32>,
+
+    /// Base data port; the sync port is one below it [default 5001].
+    #[arg(short = 'p', long = "port", value_name = "PORT")]
+    pub port: Option<u16>,
+
+    /// Bytes per send()/recv() call, K/M/G = 1024-based [sender 128K, receiver 64K].
+    #[arg(short = 'b', long = "buffer", value_name = "SIZE")]
+    pub buffer: Option<ByteSize>,
+
+    /// Warm-up seconds: traffic flows but is not counted.
+    #[arg(
+        short = 'W',
+        long = "warmup",
+        visible_alias = "wu",
+        value_name = "SECS"
+    )]
+    pub warmup: Option<u32>,
+
+    /// Test duration in seconds; 0 = continuous until Ctrl+C [default 60].
+    #[arg(short = 't', long = "duration", value_name = "SECS")]
+    pub duration: Option<u32>,
+
+    /// Cool-down seconds: traffic keeps flowing after counting stops.
+    #[arg(
+        short = 'C',
+        long = "cooldown",
+        visible_alias = "cd",
+        value_name = "SECS"
+    )]
+    pub cooldown: Option<u32>,
+
+    /// No sync handshake: each side times itself (needed against Windows NTttcp).
+    #[arg(short = 'N', long = "no-sync", visible_alias = "ns")]
+    pub no_sync: bool,
+
+    /// Use IPv6 defaults (bind `::`, loopback `::1`).
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+
+    /// Receiver: use epoll (accepted for compatibility; the receiver always multiplexes
+    /// with epoll).
+    #[arg(short = 'e', long = "epoll")]
+    pub epoll: bool,
+
+    /// Quiet: no live progress lines.
+    #[arg(short = 'Q', long = "quiet")]
+    pub quiet: bool,
+
+    /// Verbose: print the settings and progress notes (on stderr).
+    #[arg(short = 'V', long = "verbose", short_alias = 'v')]
+    pub verbose: bool,
+
+    /// Omit the per-thread table.
+    #[arg(long = "hide-per-thread", visible_alias = "hpt")]
+    pub hide_per_thread: bool,
+
+    /// Data path of sender workers: auto (blocking for one connection per thread), blocking
+    /// or async.
+    #[arg(long = "io", value_name = "MODE", hide = true, value_parser = parse_io_mode)]
+    pub io: Option<IoMode>,
+
+    /// Print version information.
+    #[arg(long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+}
+
+fn parse_io_mode(s: &str) -> Result<IoMode, String> {
+    match s {
+        "auto" => Ok(IoMode::Auto),
+        "blocking" => Ok(IoMode::Blocking),
+        "async" => Ok(IoMode::Async),
+        _ => Err("expected auto, blocking or async".into()),
+    }
+}
+
+/// What `parse` produced: a configuration to run, or text clap wants shown (help, version).
+#[derive(Debug)]
+pub enum Parsed {
+    /// Run a test.
+    Run(Box<Config>, Presentation),
+    /// Print this text to stdout and exit 0.
+    Info(String),
+}
+
+/// Rendering choices that do not affect the measurement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Presentation {
+    /// Omit the per-thread table (`-hpt`).
+    pub hide_per_thread: bool,
+}
+
+/// Parses a whole command line (program name first). `cpus` are the CPU numbers this
+/// process may run on, for checking `-m` CPU fields.
+pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
+    let command = Cli::command();
+    let longs: Vec<String> = command
+        .get_arguments()
+        .flat_map(|a| a.get_long_and_visible_aliases().unwrap_or_default())
+        .map(str::to_string)
+        .collect();
+    let normalized = winstyle::normalize(args, &longs).map_err(UsageError)?;
+    let matches = match command.try_get_matches_from(&normalized.args) {
+        Ok(m) => m,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    Ok(Parsed::Info(e.render().to_string()))
+                }
+                _ => Err(UsageError(one_line(&e.render().to_string()))),
+            };
+        }
+    };
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| UsageError(one_line(&e.to_string())))?;
+    let presentation = Presentation {
+        hide_per_thread: cli.hide_per_thread,
+    };
+    let config = to_config(cli, &matches, normalized.dialect, cpus)?;
+    Ok(Parsed::Run(Box::new(config), presentation))
+}
+
+/// clap's first line ("error: ...") without the usage and tip lines that follow it.
+fn one_line(rendered: &str) -> String {
+    let first = rendered.lines().next().unwrap_or("invalid command line");
+    first.trim_start_matches("error: ").trim().to_string()
+}
+
+/// Every cross-flag rule lives here.
+fn to_config(
+    cli: Cli,
+    matches: &ArgMatches,
+    dialect: Dialect,
+    cpus: &[usize],
+) -> Result<Config, UsageError> {
+    let err = |m: String| Err(UsageError(m));
+    let (role, role_host) = match (&cli.receiver, &cli.sender, cli.loopback) {
+        (_, _, true) => (Role::Loopback, None),
+        (_, Some(addr), _) => (Role::Sender, addr.clone()),
+        (Some(addr), None, _) => (Role::Receiver, addr.clone()),
+        (None, None, _) => (Role::Receiver, None),
+    };
+    let role_host = role_host.map(|h| strip_brackets(&h).to_string());
+    if dialect == Dialect::Windows && cli.mapping.is_empty() {
+        return err("flag -m <mapping> is required in the Windows dialect".into());
+    }
+    for m in &cli.mapping {
+        if let CpuSpec::Cpu(c) = m.cpu
+            && !cpus.contains(&c)
+        {
+            return err(format!(
+                "invalid value '{},{},{}' for '-m': CPU {c} is not available (this process \
+                 may use CPUs {})",
+                m.threads,
+                m.cpu,
+                m.host.as_deref().unwrap_or(""),
+                cpu_list(cpus)
+            ));
+        }
+    }
+
+    // Ports: -m lists them; -P (Linux) sets the count, the later of the two wins as in
+    // ntttcp-for-linux. A mapping sets one sender thread per port unless -n is given.
+    let mut ports: Vec<PortPlan> = cli
+        .mapping
+        .iter()
+        .flat_map(|m| {
+            let host = m.host.clone().or_else(|| role_host.clone());
+            (0..m.threads).map(move |_| PortPlan {
+                host: host.clone(),
+                cpu: m.cpu,
+            })
+        })
+        .collect();
+    let p_after_m = match (matches.index_of("ports"), matches.index_of("mapping")) {
+        (Some(_), None) => true,
+        (Some(p), Some(m)) => p > m,
+        _ => false,
+    };
+    if let Some(p) = cli.ports.filter(|_| p_after_m) {
+        if cli.mapping.len() > 1 {
+            return err(format!(
+                "-P {p} cannot resize {} mappings; give each mapping its thread count",
+                cli.mapping.len()
+            ));
+        }
+        let template = ports.first().cloned().unwrap_or(PortPlan {
+            host: role_host.clone(),
+            cpu: CpuSpec::Any,
+        });
+        ports = vec![template; p as usize];
+    }
+    if ports.is_empty() {
+        ports = vec![
+            PortPlan {
+                host: role_host.clone(),
+                cpu: CpuSpec::Any,
+            };
+            config::DEFAULT_PORTS as usize
+        ];
+    }
+    let threads_per_port = match (cli.threads, cli.mapping.is_empty()) {
+        (Some(n), _) => n,
+        (None, false) => 1,
+        (None, true) => config::DEFAULT_THREADS_PER_PORT,
+    };
+
+    let base_port = cli.port.unwrap_or(config::DEFAULT_PORT);
+    let sync = !cli.no_sync;
+    if sync && base_port < 2 {
+        return err(format!(
+            "invalid value '{base_port}' for '-p': the sync port is one below it, so the \
+             base port must be at least 2 (or use -N)"
+        ));
+    }
+    let last = base_port as usize + ports.len() - 1;
+    if base_port == 0 || last > u16::MAX as usize {
+        return err(format!(
+            "invalid value '{base_port}' for '-p': {} ports from {base_port} end at {last}, \
+             above 65535",
+            ports.len()
+        ));
+    }
+
+    check_hosts(role, &mut ports, cli.ipv6)?;
+    let size = cli.buffer.map(|b| b.0 as usize);
+    Ok(Config {
+        role,
+        dialect,
+        ports,
+        threads_per_port,
+        conns_per_thread: cli.connections.unwrap_or(1),
+        base_port,
+        send_size: size.unwrap_or(config::DEFAULT_SEND_SIZE),
+        recv_size: size.unwrap_or(config::DEFAULT_RECV_SIZE),
+        timeline: Timeline {
+            warmup: cli.warmup.unwrap_or(0),
+            duration: cli.duration.unwrap_or(config::DEFAULT_DURATION),
+            cooldown: cli.cooldown.unwrap_or(0),
+        },
+        sync,
+        ipv6: cli.ipv6,
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+        io_mode: cli.io.unwrap_or(IoMode::Auto),
+        connect_timeout: config::DEFAULT_CONNECT_TIMEOUT,
+    })
+}
+
+/// Role-specific address rules: a sender needs a receiver address for every port, a
+/// receiver may only listen on a local address, loopback runs only on loopback.
+fn check_hosts(role: Role, ports: &mut [PortPlan], ipv6: bool) -> Result<(), UsageError> {
+    for plan in ports.iter_mut() {
+        match (role, &plan.host) {
+            (Role::Sender, None) => {
+                return Err(UsageError(
+                    "the sender needs the receiver's address: -s ADDR or -m N,CPU,ADDR".into(),
+                ));
+            }
+            (Role::Sender, Some(_)) => {}
+            (Role::Loopback, None) => plan.host = Some(loopback_host(ipv6).into()),
+            (Role::Loopback, Some(h)) => match h.parse::<IpAddr>() {
+                Ok(ip) if ip.is_loopback() => {}
+                _ => {
+                    return Err(UsageError(format!(
+                        "--loopback runs on the loopback interface; '{h}' is not a loopback \
+                         address"
+                    )));
+                }
+            },
+            (Role::Receiver, None) => {}
+            (Role::Receiver, Some(h)) => {
+                let Ok(ip) = h.parse::<IpAddr>() else {
+                    return Err(UsageError(format!(
+                        "invalid receiver address '{h}': give a local IP address to listen on"
+                    )));
+                };
+                if !crate::sys::net::is_local_address(ip) {
+                    return Err(UsageError(format!(
+                        "invalid receiver address '{h}': it is not an address of this host"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `0-1` or `0,2,5` for messages.
+fn cpu_list(cpus: &[usize]) -> String {
+    match (cpus.first(), cpus.last()) {
+        (Some(a), Some(b)) if b - a + 1 == cpus.len() => format!("{a}-{b}"),
+        _ => cpus
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+#[cfg(test)]
+mod tests;

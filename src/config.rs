@@ -1,0 +1,266 @@
+//! What the program runs with, after every flag has been parsed and cross-checked.
+//!
+//! `Config` is plain data: `cli` builds it (the only place that knows about flags and
+//! dialects), `sender`/`receiver` read it. Derived counts (ports, threads, connections)
+//! follow ntttcp-for-linux: P receiver ports, P x n sender threads, P x n x l connections.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::cli::values::CpuSpec;
+
+/// Which side of the test this process plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Listens on P ports and drains whatever arrives (`-r`, the default).
+    Receiver,
+    /// Connects to a receiver and sends (`-s`).
+    Sender,
+    /// Both roles in one process over the loopback interface (`--loopback`).
+    Loopback,
+}
+
+/// Which command-line dialect a line was read in (see `cli::winstyle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    /// ntttcp-for-linux 1.4.3: case-sensitive single letters (`-P` ports, `-l` connections).
+    Linux,
+    /// Windows NTttcp: case-insensitive names (`-P` = `-p`, `-l` buffer length).
+    Windows,
+}
+
+/// How a sender worker drives its sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMode {
+    /// Blocking writes when a worker owns one connection, the async runtime otherwise.
+    Auto,
+    /// Always blocking writes, round-robin over the worker's connections.
+    Blocking,
+    /// Always a current-thread tokio runtime per worker.
+    Async,
+}
+
+/// One receiver port: where it listens (or where the sender finds it) and which CPU its
+/// threads run on. Port j of the run is `base_port + j`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortPlan {
+    /// Receiver address: the bind address on a receiver, the target on a sender.
+    pub host: Option<String>,
+    /// CPU placement of the threads serving this port.
+    pub cpu: CpuSpec,
+}
+
+/// Warm-up, measurement and cool-down lengths in whole seconds (the sync protocol
+/// exchanges whole seconds). A duration of 0 means "continuous until interrupted".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Timeline {
+    /// Seconds of traffic before counting starts (`-W`, `-wu`).
+    pub warmup: u32,
+    /// Seconds counted (`-t`); 0 = continuous.
+    pub duration: u32,
+    /// Seconds of traffic after counting stops (`-C`, `-cd`).
+    pub cooldown: u32,
+}
+
+impl Timeline {
+    /// The whole cycle this side proposes: warm-up + duration + cool-down (0 if continuous).
+    pub fn cycle(&self) -> u32 {
+        if self.duration == 0 {
+            0
+        } else {
+            self.warmup
+                .saturating_add(self.duration)
+                .saturating_add(self.cooldown)
+        }
+    }
+}
+
+/// Everything a run needs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Sender, receiver or both.
+    pub role: Role,
+    /// Dialect the command line was read in.
+    pub dialect: Dialect,
+    /// One entry per receiver port, in port order.
+    pub ports: Vec<PortPlan>,
+    /// Sender threads per receiver port (`-n` in the Linux dialect).
+    pub threads_per_port: u32,
+    /// Connections per sender thread (`-l` in the Linux dialect).
+    pub conns_per_thread: u32,
+    /// First data port; the sync port is one below it.
+    pub base_port: u16,
+    /// Bytes per `send()` call.
+    pub send_size: usize,
+    /// Bytes per `recv()` call.
+    pub recv_size: usize,
+    /// Warm-up, duration, cool-down.
+    pub timeline: Timeline,
+    /// Whether the ntttcp-for-linux sync handshake runs (off with `-N` / `-ns`).
+    pub sync: bool,
+    /// Use IPv6 wildcard/loopback defaults.
+    pub ipv6: bool,
+    /// `-Q`: no live lines.
+    pub quiet: bool,
+    /// `-V` / `-v`: settings and progress lines.
+    pub verbose: bool,
+    /// Data-path style for sender workers.
+    pub io_mode: IoMode,
+    /// Deadline for connecting (sync and data) and for each handshake reply.
+    pub connect_timeout: Duration,
+}
+
+/// The sender's default I/O size (ntttcp-for-linux: 128 KiB per `send()`).
+pub const DEFAULT_SEND_SIZE: usize = 128 * 1024;
+/// The receiver's default I/O size (64 KiB per `recv()`).
+pub const DEFAULT_RECV_SIZE: usize = 64 * 1024;
+/// Default base data port (the sync port is 5000).
+pub const DEFAULT_PORT: u16 = 5001;
+/// Default number of receiver ports.
+pub const DEFAULT_PORTS: u32 = 16;
+/// Default sender threads per port.
+pub const DEFAULT_THREADS_PER_PORT: u32 = 4;
+/// Default test duration in seconds.
+pub const DEFAULT_DURATION: u32 = 60;
+/// How long connecting and each handshake step may take.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One sender worker thread: which port it targets and where it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SenderThread {
+    /// Global thread index k.
+    pub index: usize,
+    /// Index j of the receiver port it targets (`k / n`).
+    pub port_index: usize,
+}
+
+impl Config {
+    /// The sync (control) port: one below the first data port.
+    pub fn sync_port(&self) -> u16 {
+        self.base_port - 1
+    }
+
+    /// Data port number of port index j.
+    pub fn port(&self, j: usize) -> u16 {
+        self.base_port + j as u16
+    }
+
+    /// Sender threads in index order: thread k targets port `k / n`.
+    pub fn sender_threads(&self) -> Vec<SenderThread> {
+        let n = self.threads_per_port as usize;
+        (0..self.ports.len() * n)
+            .map(|index| SenderThread {
+                index,
+                port_index: index / n,
+            })
+            .collect()
+    }
+
+    /// Total data connections a sender opens.
+    pub fn sender_connections(&self) -> usize {
+        self.ports.len() * self.threads_per_port as usize * self.conns_per_thread as usize
+    }
+
+    /// The host a port listens on / is reached at, with the role's default.
+    pub fn host_of(&self, j: usize) -> String {
+        match &self.ports[j].host {
+            Some(h) => h.clone(),
+            None if self.role == Role::Loopback => loopback_host(self.ipv6).into(),
+            None if self.ipv6 => "::".into(),
+            None => "0.0.0.0".into(),
+        }
+    }
+}
+
+/// The loopback address of the chosen family.
+pub fn loopback_host(ipv6: bool) -> &'static str {
+    if ipv6 { "::1" } else { "127.0.0.1" }
+}
+
+/// A command-line or configuration mistake: printed as one line, exit status 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(ports: usize, n: u32, l: u32) -> Config {
+        Config {
+            role: Role::Sender,
+            dialect: Dialect::Linux,
+            ports: vec![
+                PortPlan {
+                    host: Some("10.0.0.5".into()),
+                    cpu: CpuSpec::Any
+                };
+                ports
+            ],
+            threads_per_port: n,
+            conns_per_thread: l,
+            base_port: 5001,
+            send_size: DEFAULT_SEND_SIZE,
+            recv_size: DEFAULT_RECV_SIZE,
+            timeline: Timeline {
+                warmup: 1,
+                duration: 10,
+                cooldown: 1,
+            },
+            sync: true,
+            ipv6: false,
+            quiet: false,
+            verbose: false,
+            io_mode: IoMode::Auto,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+
+    #[test]
+    fn derived_counts_follow_ntttcp_for_linux() {
+        let c = config(16, 4, 1);
+        assert_eq!(c.sender_threads().len(), 64);
+        assert_eq!(c.sender_connections(), 64);
+        assert_eq!(c.sync_port(), 5000);
+        assert_eq!(c.port(15), 5016);
+        let threads = c.sender_threads();
+        assert_eq!(threads[3].port_index, 0);
+        assert_eq!(threads[4].port_index, 1);
+        assert_eq!(threads[63].port_index, 15);
+        assert_eq!(config(2, 2, 3).sender_connections(), 12);
+    }
+
+    #[test]
+    fn cycle_is_the_sum_unless_continuous() {
+        let mut t = Timeline {
+            warmup: 1,
+            duration: 10,
+            cooldown: 1,
+        };
+        assert_eq!(t.cycle(), 12);
+        t.duration = 0;
+        assert_eq!(t.cycle(), 0);
+    }
+
+    #[test]
+    fn default_hosts_depend_on_role_and_family() {
+        let mut c = config(1, 1, 1);
+        c.ports[0].host = None;
+        c.role = Role::Receiver;
+        assert_eq!(c.host_of(0), "0.0.0.0");
+        c.ipv6 = true;
+        assert_eq!(c.host_of(0), "::");
+        c.role = Role::Loopback;
+        assert_eq!(c.host_of(0), "::1");
+    }
+}

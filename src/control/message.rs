@@ -1,0 +1,264 @@
+//! The ntttcp-for-linux sync protocol's messages: 4-byte big-endian signed integers.
+//!
+//! The same integer means different things at different points of the exchange ('R' = 82
+//! is a start request, but 82 is also a valid cycle time), so decoding is always done
+//! *by expected phase*: the caller says what it is waiting for. This is what lets a
+//! 69/76/82/88-second cycle work, which the C receiver's single `switch` misreads.
+//! Pure: no I/O here.
+
+use std::fmt;
+
+/// 'X': the sender asks for the receiver's state.
+pub const QUERY: i32 = b'X' as i32;
+/// 'R': start request (sender) or "start now" (receiver).
+pub const START: i32 = b'R' as i32;
+/// 'L': start request from the last client of a multi-client test.
+pub const START_LAST: i32 = b'L' as i32;
+/// 'W': wait for the last client.
+pub const WAIT: i32 = b'W' as i32;
+/// 'E': the sender ended early, or the receiver rejects.
+pub const END: i32 = b'E' as i32;
+
+/// The receiver's state as reported to a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// 11: no test has started.
+    NotStarted = 11,
+    /// 12: a test is running (a new sender must treat the receiver as busy).
+    Running = 12,
+    /// 13: the last test has finished.
+    Finished = 13,
+}
+
+/// What the receiver is waiting for on a sync connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestPhase {
+    /// The first message: a state query.
+    Query,
+    /// The proposed cycle time (any non-negative integer, even 82).
+    Proposal,
+    /// A start request (or another query, or an early end).
+    Start,
+    /// During the test: an early end or a query.
+    Running,
+}
+
+/// A message from sender to receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    /// 'X'
+    Query,
+    /// Proposed cycle time in seconds (0 = continuous).
+    Propose(u32),
+    /// 'R'
+    Start,
+    /// 'L'
+    StartLast,
+    /// 'E'
+    End,
+}
+
+/// What the sender is waiting for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyPhase {
+    /// The answer to a query (or to an 'E').
+    State,
+    /// The negotiated cycle time.
+    Negotiated,
+    /// The answer to a start request.
+    Start,
+}
+
+/// A message from receiver to sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// 11, 12 or 13.
+    State(State),
+    /// Negotiated cycle time in seconds (0 = continuous).
+    Negotiated(u32),
+    /// 'R': start now.
+    Go,
+    /// 'W': wait for the last client.
+    Wait,
+    /// 'E': rejected.
+    Reject,
+}
+
+/// An integer that makes no sense in the phase it arrived in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unexpected {
+    /// The raw value.
+    pub value: i32,
+    /// What was expected instead.
+    pub expected: &'static str,
+}
+
+impl fmt::Display for Unexpected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unexpected sync message {} (0x{:08x}) while waiting for {}",
+            self.value, self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for Unexpected {}
+
+/// Big-endian wire form of any message value.
+pub fn encode(value: i32) -> [u8; 4] {
+    value.to_be_bytes()
+}
+
+/// Value of a 4-byte wire message.
+pub fn decode(bytes: [u8; 4]) -> i32 {
+    i32::from_be_bytes(bytes)
+}
+
+impl Request {
+    /// The integer sent on the wire.
+    pub fn value(self) -> i32 {
+        match self {
+            Self::Query => QUERY,
+            Self::Propose(secs) => secs.min(i32::MAX as u32) as i32,
+            Self::Start => START,
+            Self::StartLast => START_LAST,
+            Self::End => END,
+        }
+    }
+
+    /// Reads `value` as what the receiver expects in `phase`.
+    pub fn decode(phase: RequestPhase, value: i32) -> Result<Self, Unexpected> {
+        let unexpected = |expected| Unexpected { value, expected };
+        match (phase, value) {
+            (RequestPhase::Query, QUERY) => Ok(Self::Query),
+            (RequestPhase::Query, _) => Err(unexpected("a state query ('X')")),
+            (RequestPhase::Proposal, v) if v >= 0 => Ok(Self::Propose(v as u32)),
+            (RequestPhase::Proposal, _) => Err(unexpected("a cycle time in seconds")),
+            (RequestPhase::Start, START) => Ok(Self::Start),
+            (RequestPhase::Start, START_LAST) => Ok(Self::StartLast),
+            (RequestPhase::Start | RequestPhase::Running, QUERY) => Ok(Self::Query),
+            (RequestPhase::Start | RequestPhase::Running, END) => Ok(Self::End),
+            (RequestPhase::Start, _) => Err(unexpected("a start request ('R' or 'L')")),
+            (RequestPhase::Running, _) => Err(unexpected("an end request ('E')")),
+        }
+    }
+}
+
+impl Reply {
+    /// The integer sent on the wire.
+    pub fn value(self) -> i32 {
+        match self {
+            Self::State(s) => s as i32,
+            Self::Negotiated(secs) => secs.min(i32::MAX as u32) as i32,
+            Self::Go => START,
+            Self::Wait => WAIT,
+            Self::Reject => END,
+        }
+    }
+
+    /// Reads `value` as what the sender expects in `phase`.
+    pub fn decode(phase: ReplyPhase, value: i32) -> Result<Self, Unexpected> {
+        let unexpected = |expected| Unexpected { value, expected };
+        match (phase, value) {
+            (ReplyPhase::State, 11) => Ok(Self::State(State::NotStarted)),
+            (ReplyPhase::State, 12) => Ok(Self::State(State::Running)),
+            (ReplyPhase::State, 13) => Ok(Self::State(State::Finished)),
+            (ReplyPhase::State, _) => Err(unexpected("the receiver state (11, 12 or 13)")),
+            (ReplyPhase::Negotiated, v) if v >= 0 => Ok(Self::Negotiated(v as u32)),
+            (ReplyPhase::Negotiated, _) => Err(unexpected("the negotiated cycle time")),
+            (ReplyPhase::Start, START) => Ok(Self::Go),
+            (ReplyPhase::Start, WAIT) => Ok(Self::Wait),
+            (ReplyPhase::Start, END) => Ok(Self::Reject),
+            (ReplyPhase::Start, _) => Err(unexpected("'R', 'W' or 'E'")),
+        }
+    }
+}
+
+/// The receiver's negotiation rule (ntttcp-for-linux 2.3): a proposal of 0 or a
+/// continuous receiver gives 0; otherwise the larger of the proposal and the receiver's
+/// own duration. (The receiver's warm-up and cool-down do not enter, as upstream.)
+pub fn negotiate(proposal: u32, receiver_duration: u32) -> u32 {
+    if proposal == 0 || receiver_duration == 0 {
+        0
+    } else {
+        proposal.max(receiver_duration)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_bytes_match_the_observed_capture() {
+        // ntttcp-for-linux.md 2.5: 'X', state 11, proposal 3, 'R', 'E', state 13.
+        assert_eq!(encode(Request::Query.value()), [0, 0, 0, 0x58]);
+        assert_eq!(
+            encode(Reply::State(State::NotStarted).value()),
+            [0, 0, 0, 0x0b]
+        );
+        assert_eq!(encode(Request::Propose(3).value()), [0, 0, 0, 3]);
+        assert_eq!(encode(Request::Start.value()), [0, 0, 0, 0x52]);
+        assert_eq!(encode(Reply::Go.value()), [0, 0, 0, 0x52]);
+        assert_eq!(encode(Request::End.value()), [0, 0, 0, 0x45]);
+        assert_eq!(
+            encode(Reply::State(State::Finished).value()),
+            [0, 0, 0, 0x0d]
+        );
+        assert_eq!(encode(Reply::Wait.value()), [0, 0, 0, 0x57]);
+        assert_eq!(encode(Request::StartLast.value()), [0, 0, 0, 0x4c]);
+        assert_eq!(decode([0, 0, 0x01, 0x2c]), 300);
+        assert_eq!(
+            encode(Request::Propose(u32::MAX).value()),
+            [0x7f, 0xff, 0xff, 0xff]
+        );
+    }
+
+    #[test]
+    fn colliding_cycle_times_decode_by_phase() {
+        for secs in [69, 76, 82, 88] {
+            assert_eq!(
+                Request::decode(RequestPhase::Proposal, secs),
+                Ok(Request::Propose(secs as u32))
+            );
+            assert_eq!(
+                Reply::decode(ReplyPhase::Negotiated, secs),
+                Ok(Reply::Negotiated(secs as u32))
+            );
+        }
+        assert_eq!(Request::decode(RequestPhase::Start, 82), Ok(Request::Start));
+        assert_eq!(
+            Request::decode(RequestPhase::Start, 76),
+            Ok(Request::StartLast)
+        );
+        assert_eq!(Request::decode(RequestPhase::Running, 69), Ok(Request::End));
+        assert_eq!(
+            Request::decode(RequestPhase::Running, 88),
+            Ok(Request::Query)
+        );
+    }
+
+    #[test]
+    fn out_of_phase_values_are_errors() {
+        assert!(Request::decode(RequestPhase::Query, 3).is_err());
+        assert!(Request::decode(RequestPhase::Proposal, -1).is_err());
+        assert!(Request::decode(RequestPhase::Start, 3).is_err());
+        assert!(Request::decode(RequestPhase::Running, 82).is_err());
+        assert!(Reply::decode(ReplyPhase::State, 82).is_err());
+        assert!(Reply::decode(ReplyPhase::Negotiated, -5).is_err());
+        // A stock receiver answers 'L' without -M with a stale value: not a start.
+        let e = Reply::decode(ReplyPhase::Start, 5).unwrap_err();
+        assert!(e.to_string().contains("'R', 'W' or 'E'"), "{e}");
+        assert_eq!(Reply::decode(ReplyPhase::Start, 69), Ok(Reply::Reject));
+    }
+
+    #[test]
+    fn negotiation_rule() {
+        assert_eq!(negotiate(3, 5), 5);
+        assert_eq!(negotiate(12, 10), 12);
+        assert_eq!(negotiate(0, 10), 0);
+        assert_eq!(negotiate(10, 0), 0);
+        assert_eq!(negotiate(88, 60), 88);
+    }
+}

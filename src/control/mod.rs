@@ -1,0 +1,144 @@
+//! The sync (control) channel: a TCP connection carrying 4-byte messages, every read and
+//! write bounded by a deadline. `message` gives the bytes their meaning.
+//!
+//! During the test the connection is split: a reader task forwards whatever arrives (or
+//! the connection's end) on a channel, so the timeline can wait on it alongside timers
+//! without cancelling a half-finished read.
+
+pub mod message;
+
+use std::io;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
+use tokio::time::timeout;
+
+/// One sync connection with a deadline on every operation.
+#[derive(Debug)]
+pub struct Connection {
+    stream: TcpStream,
+    deadline: Duration,
+    peer: String,
+}
+
+/// What the reader task saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Incoming {
+    /// A whole 4-byte message.
+    Message(i32),
+    /// The peer closed the connection or it failed (with the reason).
+    Closed(String),
+}
+
+impl Connection {
+    /// Wraps a connected stream; `deadline` bounds each read and write.
+    pub fn new(stream: TcpStream, deadline: Duration) -> Self {
+        let _ = stream.set_nodelay(true);
+        let peer = stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| "?".into());
+        Self {
+            stream,
+            deadline,
+            peer,
+        }
+    }
+
+    /// The peer's address, for messages.
+    pub fn peer(&self) -> &str {
+        &self.peer
+    }
+
+    /// Sends one message.
+    pub async fn send(&mut self, value: i32) -> Result<()> {
+        write_int(&mut self.stream, value, self.deadline, &self.peer).await
+    }
+
+    /// Receives one message; a clean close before any byte is an error too.
+    pub async fn recv(&mut self) -> Result<i32> {
+        let mut buf = [0u8; 4];
+        match timeout(self.deadline, self.stream.read_exact(&mut buf)).await {
+            Err(_) => bail!(
+                "sync peer {} sent nothing for {:?}",
+                self.peer,
+                self.deadline
+            ),
+            Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                bail!("sync peer {} closed the connection", self.peer)
+            }
+            Ok(r) => r.with_context(|| format!("read from sync peer {}", self.peer))?,
+        };
+        Ok(message::decode(buf))
+    }
+
+    /// Splits the connection: a spawned task forwards what arrives, tagged with `tag`, on
+    /// `tx`; the returned writer sends.
+    pub fn monitor(self, tag: usize, tx: mpsc::Sender<(usize, Incoming)>) -> Writer {
+        let (read, write) = self.stream.into_split();
+        tokio::spawn(read_loop(read, tag, tx));
+        Writer {
+            half: write,
+            deadline: self.deadline,
+            peer: self.peer,
+        }
+    }
+}
+
+/// The sending half of a monitored connection.
+#[derive(Debug)]
+pub struct Writer {
+    half: OwnedWriteHalf,
+    deadline: Duration,
+    peer: String,
+}
+
+impl Writer {
+    /// The peer's address, for messages.
+    pub fn peer(&self) -> &str {
+        &self.peer
+    }
+
+    /// Sends one message.
+    pub async fn send(&mut self, value: i32) -> Result<()> {
+        write_int(&mut self.half, value, self.deadline, &self.peer).await
+    }
+
+    /// Closes our side (FIN), bounded by the deadline.
+    pub async fn close(mut self) {
+        let _ = timeout(self.deadline, self.half.shutdown()).await;
+    }
+}
+
+async fn write_int<W: AsyncWriteExt + Unpin>(
+    w: &mut W,
+    value: i32,
+    deadline: Duration,
+    peer: &str,
+) -> Result<()> {
+    match timeout(deadline, w.write_all(&message::encode(value))).await {
+        Err(_) => bail!("sync peer {peer} did not accept data for {deadline:?}"),
+        Ok(r) => r.with_context(|| format!("write to sync peer {peer}")),
+    }
+}
+
+async fn read_loop(mut read: OwnedReadHalf, tag: usize, tx: mpsc::Sender<(usize, Incoming)>) {
+    let mut buf = [0u8; 4];
+    loop {
+        let event = match read.read_exact(&mut buf).await {
+            Ok(_) => Incoming::Message(message::decode(buf)),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                Incoming::Closed("closed the sync connection".into())
+            }
+            Err(e) => Incoming::Closed(format!("sync connection failed: {e}")),
+        };
+        let closed = matches!(event, Incoming::Closed(_));
+        if tx.send((tag, event)).await.is_err() || closed {
+            return;
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! ntttcp: a Rust re-implementation of Microsoft's NTTTCP network throughput benchmark,
+//! drop-in for both the Windows NTttcp and the ntttcp-for-linux command lines, and
+//! wire-compatible with ntttcp-for-linux's sync protocol.
+//!
+//! # Layout
+//! * `cli` — the command line (both dialects) → `config::Config`. Only `cli` knows clap.
+//! * `config` — what a run needs, with derived counts.
+//! * `sender`, `receiver` — each role's story: set up, handshake, timeline, report.
+//! * `control` — the sync channel (`message`: bytes ↔ meaning, by phase).
+//! * `stream` — pinned worker threads and the send/recv loops.
+//! * `timeline` — warm-up / measure / cool-down and the events that cut them short.
+//! * `stop` — one-way flags and signal handling.
+//! * `stats` — NTttcp's formulas; `report` — the result model and its renderers.
+//! * `sys` — /proc counters, CPU pinning, address checks.
+
+pub mod cli;
+pub mod config;
+pub mod control;
+pub mod receiver;
+pub mod report;
+pub mod sender;
+pub mod stats;
+pub mod stop;
+pub mod stream;
+pub mod sys;
+pub mod timeline;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use config::{Config, Role};
+use report::Report;
+use stop::Flag;
+use stream::Worker;
+use timeline::End;
+
+/// Something the run wants the user to know while it goes (the caller prints it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// Traffic is flowing: "Network activity progressing...".
+    Started,
+    /// Worth knowing even without -V (on stderr).
+    Warn(String),
+    /// Progress detail for -V (on stderr).
+    Info(String),
+}
+
+/// Where notes go.
+pub type Notes<'a> = &'a (dyn Fn(Note) + Sync);
+
+/// The user interrupted before anything was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interrupted;
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("interrupted before the test started")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Everything a run measured: one report per side (two for `--loopback`).
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Sender first, then receiver.
+    pub reports: Vec<Report>,
+}
+
+impl Outcome {
+    /// The most serious way any side ended: a fault beats an interruption beats success.
+    pub fn end(&self) -> End {
+        let ends = self.reports.iter().map(|r| &r.end);
+        if let Some(f) = ends.clone().find(|e| matches!(e, End::Fault(_))) {
+            return f.clone();
+        }
+        if ends.clone().any(|e| *e == End::Interrupted) {
+            return End::Interrupted;
+        }
+        End::Completed
+    }
+}
+
+/// Runs the configured test. `interrupt` is set by Ctrl+C (or a test) to end it early.
+pub fn run(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Outcome> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        match config.role {
+            Role::Sender => Ok(Outcome {
+                reports: vec![sender::run(config, interrupt, notes).await?],
+            }),
+            Role::Receiver => Ok(Outcome {
+                reports: vec![receiver::run(config, interrupt, notes).await?],
+            }),
+            Role::Loopback => {
+                // The receiver binds before its first await, so the sender finds it; if
+                // the sender fails, the receiver must stop waiting for it.
+                let receiver_flag = Flag::new();
+                let forward = {
+                    let (i, r) = (interrupt.clone(), receiver_flag.clone());
+                    tokio::spawn(async move {
+                        i.wait().await;
+                        r.trigger();
+                    })
+                };
+                let sending = async {
+                    let s = sender::run(config, interrupt, notes).await;
+                    if s.is_err() {
+                        receiver_flag.trigger();
+                    }
+                    s
+                };
+                let (r, s) = tokio::join!(receiver::run(config, &receiver_flag, notes), sending);
+                forward.abort();
+                let s = s?;
+                Ok(Outcome {
+                    reports: vec![s, r?],
+                })
+            }
+        }
+    })
+}
+
+/// Sets its flag when dropped: workers stop on every way out of a role's `run`.
+struct StopOnDrop(Flag);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.trigger();
+    }
+}
+
+/// Waits (without blocking the control runtime) until every worker has returned or
+/// `within` has passed; workers still blocked are left to end with the process.
+async fn join_workers(
+    handles: Vec<std::thread::JoinHandle<()>>,
+    workers: &[Arc<Worker>],
+    within: Duration,
+) {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline
+        && !workers
+            .iter()
+            .all(|w| w.finished.load(std::sync::atomic::Ordering::Acquire))
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for (h, w) in handles.into_iter().zip(workers) {
+        if w.finished.load(std::sync::atomic::Ordering::Acquire) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The first failure any worker recorded.
+fn worker_failure(workers: &[Arc<Worker>]) -> Option<String> {
+    workers.iter().find_map(|w| w.failure())
+}

@@ -1,0 +1,59 @@
+//! The Windows NTttcp 5.39 console tables (ntttcp-windows.md 1.7), byte for byte: two
+//! empty lines before every header, fixed widths, three decimals, binary units.
+//! The banner and "Network activity progressing..." are printed by the caller as the
+//! run goes; this renders what follows them.
+
+use std::fmt::Write;
+
+use crate::report::Report;
+use crate::stats;
+
+/// Renders the per-thread table (unless `hide_per_thread`) and the Totals tables.
+pub fn render(r: &Report, hide_per_thread: bool) -> String {
+    let mut o = String::new();
+    if !hide_per_thread {
+        o.push_str("\n\nThread  Time(s) Throughput(KB/s) Avg B / Compl\n");
+        o.push_str("======  ======= ================ =============\n");
+        for t in r.threads.iter().map(stats::thread) {
+            let _ = writeln!(
+                o,
+                "{:>6} {:>8.3} {:>16.3} {:>13.3}",
+                t.index, t.seconds, t.kb_per_s, t.avg_bytes_per_compl
+            );
+        }
+    }
+    let t = stats::totals(r);
+    o.push_str("\n\n#####  Totals:  #####\n");
+    o.push_str("\n\n   Bytes(MEG)    realtime(s) Avg Frame Size Throughput(MB/s)\n");
+    o.push_str("================ =========== ============== ================\n");
+    let _ = writeln!(
+        o,
+        "{:>16.6} {:>11.3} {:>14.3} {:>16.3}",
+        t.meg, t.realtime, t.avg_frame_size, t.mb_per_s
+    );
+    o.push_str("\n\nThroughput(Buffers/s) Cycles/Byte       Buffers\n");
+    o.push_str("===================== =========== =============\n");
+    let _ = writeln!(
+        o,
+        "{:>21.3} {:>11.3} {:>13.3}",
+        t.buffers_per_s, t.cycles_per_byte, t.buffers
+    );
+    o.push_str("\n\nDPCs(count/s) Pkts(num/DPC)   Intr(count/s) Pkts(num/intr)\n");
+    o.push_str("============= =============   =============  ==============\n");
+    let _ = writeln!(
+        o,
+        "{:>13.3} {:>13.3}   {:>13.3}  {:>13.3}",
+        t.dpcs_per_s, t.pkts_per_dpc, t.intr_per_s, t.pkts_per_intr
+    );
+    o.push_str("\n\nPackets Sent Packets Received Retransmits Errors Avg. CPU %\n");
+    o.push_str("============ ================ =========== ====== ==========\n");
+    let _ = writeln!(
+        o,
+        "{:>12} {:>16} {:>11} {:>6} {:>10.3}",
+        t.packets_sent, t.packets_received, t.retransmits, t.errors, t.cpu_pct
+    );
+    if t.cpu_pct <= 0.0 {
+        o.push_str("\n\nNOTE::Avg CPU% drops below 0% if test duration is too short\n\n");
+    }
+    o
+}

@@ -1,0 +1,312 @@
+//! The sender role, top to bottom: resolve the receiver, run the sync handshake, open
+//! the data connections from pinned worker threads, start them together, run the
+//! timeline, end the test on the sync channel, report.
+//!
+//! Every step has a deadline: connecting (sync and data) and each handshake reply get
+//! `Config::connect_timeout`; the end-of-test exchange and the worker join get one
+//! second each, so results appear within about two seconds of the end of the cycle.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use crate::config::Config;
+use crate::control::message::{Reply, ReplyPhase, Request, State};
+use crate::control::{Connection, Incoming, Writer};
+use crate::report::{Report, Side};
+use crate::stop::Flag;
+use crate::stream::{self, SendPlan, Worker};
+use crate::sys::affinity;
+use crate::timeline::{self, Event, Monitor, Phase, Plan};
+use crate::{Interrupted, Note, Notes, StopOnDrop, join_workers, worker_failure};
+
+/// Runs the sender side of one test.
+pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Report> {
+    let targets = (0..cfg.ports.len())
+        .map(|j| resolve(&cfg.host_of(j), cfg.port(j), cfg.ipv6))
+        .collect::<Result<Vec<_>>>()?;
+
+    // One sync session per receiver host, on the port below that host's first data port.
+    let mut sessions = Vec::new();
+    let mut negotiated = cfg.timeline.cycle();
+    if cfg.sync {
+        let mut seen = Vec::new();
+        for (j, t) in targets.iter().enumerate() {
+            if !seen.contains(&t.ip()) {
+                seen.push(t.ip());
+                let addr = SocketAddr::new(t.ip(), cfg.port(j) - 1);
+                let (conn, n) = handshake(addr, cfg, interrupt).await?;
+                negotiated = if sessions.is_empty() {
+                    n
+                } else {
+                    negotiated.max(n)
+                };
+                sessions.push(conn);
+            }
+        }
+        if negotiated != cfg.timeline.duration {
+            notes(Note::Warn(match negotiated {
+                0 => "test is negotiated to run in continuous mode".into(),
+                n => format!("Test cycle time negotiated is: {n} seconds"),
+            }));
+        }
+    }
+
+    let stop = Flag::new();
+    let _stop_guard = StopOnDrop(stop.clone());
+    let start = Flag::new();
+    let allowed = affinity::allowed_cpus();
+    let threads = cfg.sender_threads();
+    let connect_deadline = Instant::now() + cfg.connect_timeout;
+    let workers: Vec<Arc<Worker>> = threads.iter().map(|_| Arc::default()).collect();
+    let mut handles = Vec::with_capacity(threads.len());
+    for (t, w) in threads.iter().zip(&workers) {
+        let plan = SendPlan {
+            target: targets[t.port_index],
+            conns: cfg.conns_per_thread as usize,
+            cpu: affinity::cpu_for(cfg.ports[t.port_index].cpu, t.index, &allowed),
+            size: cfg.send_size,
+            io: cfg.io_mode,
+            connect_deadline,
+        };
+        let (w, start, stop) = (w.clone(), start.clone(), stop.clone());
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("send-{}", t.index))
+                .spawn(move || stream::send_worker(plan, w, start, stop))
+                .context("create sender worker thread")?,
+        );
+    }
+    let began = Instant::now();
+    let total = cfg.sender_connections();
+    wait_connected(&workers, total, connect_deadline, interrupt).await?;
+    notes(Note::Info(format!(
+        "{total} connections created in {} microseconds",
+        began.elapsed().as_micros()
+    )));
+
+    for conn in &mut sessions {
+        conn.send(Request::Start.value()).await?;
+        match Reply::decode(ReplyPhase::Start, conn.recv().await?)? {
+            Reply::Go => {}
+            Reply::Wait => bail!(
+                "receiver {} is in multi-client mode (-M) and asked to wait for the last \
+                 client; multi-client tests are not supported by this ntttcp yet",
+                conn.peer()
+            ),
+            _ => bail!("receiver {} refused to start the test", conn.peer()),
+        }
+    }
+
+    let t0 = Instant::now();
+    start.trigger();
+    notes(Note::Started);
+    let (tx, rx) = mpsc::channel(8);
+    let mut writers: Vec<Writer> = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| c.monitor(i, tx.clone()))
+        .collect();
+    drop(tx);
+    let mut mon = SenderMonitor {
+        incoming: rx,
+        interrupt: interrupt.clone(),
+        workers: &workers,
+        tick: tokio::time::interval(Duration::from_millis(100)),
+    };
+    let secs = |s: u32| Duration::from_secs(s.into());
+    let tl = cfg.timeline;
+    let plan = match negotiated {
+        0 => Plan {
+            warmup: secs(tl.warmup),
+            measure: None,
+            cycle: None,
+        },
+        n => Plan {
+            warmup: secs(tl.warmup),
+            measure: Some(secs(tl.duration.min(n.saturating_sub(tl.warmup)))),
+            cycle: Some(secs(n)),
+        },
+    };
+    let window = timeline::run(t0, plan, &workers, &mut mon).await;
+    stop.trigger();
+
+    // 'E' tells the receiver we ended before the negotiated cycle (ntttcp-for-linux 2.4).
+    let measured_all = negotiated > 0 && window.seconds >= f64::from(negotiated);
+    if !measured_all {
+        for (i, w) in writers.iter_mut().enumerate() {
+            end_test(i, w, &mut mon.incoming, notes).await;
+        }
+    }
+    for w in writers {
+        w.close().await;
+    }
+    join_workers(handles, &workers, Duration::from_secs(1)).await;
+
+    let ports: Vec<u16> = threads.iter().map(|t| cfg.port(t.port_index)).collect();
+    Ok(Report::from_window(
+        Side::Sender,
+        cfg.send_size,
+        &ports,
+        total,
+        cfg.sync.then_some(negotiated),
+        &window,
+    ))
+}
+
+/// Name or address → socket address, preferring the configured family.
+fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
+    let addrs: Vec<SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve receiver address '{host}'"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv6() == ipv6)
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| anyhow!("receiver address '{host}' resolves to nothing"))
+}
+
+/// Connects to a sync port (retrying "refused" until the deadline), queries the
+/// receiver's state and negotiates the cycle time.
+async fn handshake(addr: SocketAddr, cfg: &Config, interrupt: &Flag) -> Result<(Connection, u32)> {
+    let deadline = Instant::now() + cfg.connect_timeout;
+    let stream = loop {
+        let attempt = tokio::time::timeout_at(deadline.into(), TcpStream::connect(addr));
+        let r = tokio::select! {
+            r = attempt => r,
+            _ = interrupt.wait() => return Err(Interrupted.into()),
+        };
+        match r {
+            Ok(Ok(s)) => break s,
+            Ok(Err(e))
+                if e.kind() == std::io::ErrorKind::ConnectionRefused
+                    && Instant::now() + Duration::from_millis(100) < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Ok(Err(e)) => {
+                return Err(e)
+                    .with_context(|| format!("failed to connect to receiver {addr} (sync port)"));
+            }
+            Err(_) => bail!(
+                "failed to connect to receiver {addr} (sync port): no answer within {:?}",
+                cfg.connect_timeout
+            ),
+        }
+    };
+    let mut conn = Connection::new(stream, cfg.connect_timeout);
+    conn.send(Request::Query.value()).await?;
+    if Reply::decode(ReplyPhase::State, conn.recv().await?)? == Reply::State(State::Running) {
+        bail!("receiver {addr} is busy with an existing test");
+    }
+    conn.send(Request::Propose(cfg.timeline.cycle()).value())
+        .await?;
+    let Reply::Negotiated(n) = Reply::decode(ReplyPhase::Negotiated, conn.recv().await?)? else {
+        unreachable!("decode in the Negotiated phase only yields Negotiated");
+    };
+    Ok((conn, n))
+}
+
+/// Waits until `total` connections are up, a worker fails, the deadline passes or the
+/// user interrupts.
+async fn wait_connected(
+    workers: &[Arc<Worker>],
+    total: usize,
+    deadline: Instant,
+    interrupt: &Flag,
+) -> Result<()> {
+    // Workers enforce the deadline on each connect; the extra second covers the last one.
+    let give_up = deadline + Duration::from_secs(1);
+    loop {
+        let up: usize = workers
+            .iter()
+            .map(|w| w.connections.load(Ordering::Acquire))
+            .sum();
+        if up == total {
+            return Ok(());
+        }
+        if let Some(f) = worker_failure(workers) {
+            bail!("only {up} of {total} data connections were established: {f}");
+        }
+        if interrupt.is_set() {
+            return Err(Interrupted.into());
+        }
+        if Instant::now() > give_up {
+            bail!("only {up} of {total} data connections were established in time");
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// Sends 'E' on one sync session and waits up to a second for the state reply.
+async fn end_test(
+    tag: usize,
+    w: &mut Writer,
+    incoming: &mut mpsc::Receiver<(usize, Incoming)>,
+    notes: Notes<'_>,
+) {
+    if let Err(e) = w.send(Request::End.value()).await {
+        notes(Note::Info(format!(
+            "could not tell receiver {} the test ended: {e:#}",
+            w.peer()
+        )));
+        return;
+    }
+    let reply = tokio::time::timeout(Duration::from_secs(1), async {
+        while let Some((t, m)) = incoming.recv().await {
+            if t == tag {
+                return Some(m);
+            }
+        }
+        None
+    })
+    .await;
+    match reply {
+        Ok(Some(Incoming::Message(v)))
+            if Reply::decode(ReplyPhase::State, v) == Ok(Reply::State(State::Finished)) =>
+        {
+            notes(Note::Info("receiver exited from current test".into()));
+        }
+        _ => notes(Note::Info(format!(
+            "receiver {} did not confirm the end of the test",
+            w.peer()
+        ))),
+    }
+}
+
+/// Events on the sender side: Ctrl+C, the receiver closing the sync channel, a data
+/// connection failing.
+struct SenderMonitor<'a> {
+    incoming: mpsc::Receiver<(usize, Incoming)>,
+    interrupt: Flag,
+    workers: &'a [Arc<Worker>],
+    tick: tokio::time::Interval,
+}
+
+impl Monitor for SenderMonitor<'_> {
+    async fn next(&mut self, _phase: Phase) -> Event {
+        loop {
+            tokio::select! {
+                _ = self.interrupt.wait() => return Event::Interrupted,
+                Some((_, m)) = self.incoming.recv() => {
+                    if let Incoming::Closed(reason) = m {
+                        return Event::Fault(format!("receiver {reason}"));
+                    }
+                    // The receiver never speaks unasked; stray values are ignored.
+                }
+                _ = self.tick.tick() => {
+                    if let Some(f) = worker_failure(self.workers) {
+                        return Event::Fault(f);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! One-way flags shared by the control plane and the workers: "start sending", "stop",
+//! "the user pressed Ctrl+C". A flag is set once and never cleared.
+//!
+//! Hot loops check it with one relaxed load; async code awaits it; blocking threads wait
+//! on it with a timeout. Signals only set a flag; a second Ctrl+C exits at once.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+#[derive(Debug)]
+struct Inner {
+    set: AtomicBool,
+    tx: watch::Sender<bool>,
+    lock: Mutex<bool>,
+    cv: Condvar,
+}
+
+/// A cloneable one-way flag.
+#[derive(Debug, Clone)]
+pub struct Flag(Arc<Inner>);
+
+impl Default for Flag {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Flag {
+    /// A new, unset flag.
+    pub fn new() -> Self {
+        Self(Arc::new(Inner {
+            set: AtomicBool::new(false),
+            tx: watch::Sender::new(false),
+            lock: Mutex::new(false),
+            cv: Condvar::new(),
+        }))
+    }
+
+    /// Sets the flag and wakes every waiter.
+    pub fn trigger(&self) {
+        self.0.set.store(true, Ordering::Release);
+        self.0.tx.send_replace(true);
+        let mut set = self.0.lock.lock().unwrap_or_else(|p| p.into_inner());
+        *set = true;
+        self.0.cv.notify_all();
+    }
+
+    /// `trigger` that skips the wake-up work when already set (cheap to call often).
+    pub fn trigger_once(&self) {
+        if !self.is_set() {
+            self.trigger();
+        }
+    }
+
+    /// Whether the flag is set (cheap enough for a data loop).
+    #[inline]
+    pub fn is_set(&self) -> bool {
+        self.0.set.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the flag is set.
+    pub async fn wait(&self) {
+        let mut rx = self.0.tx.subscribe();
+        // The sender lives as long as `self`, so this only returns once set.
+        let _ = rx.wait_for(|set| *set).await;
+    }
+
+    /// Blocks up to `timeout` for the flag; returns whether it is set.
+    pub fn wait_timeout(&self, timeout: Duration) -> bool {
+        let set = self.0.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let (set, _) = self
+            .0
+            .cv
+            .wait_timeout_while(set, timeout, |set| !*set)
+            .unwrap_or_else(|p| p.into_inner());
+        *set
+    }
+}
+
+/// Sets `flag` on the first SIGINT or SIGTERM; exits with 130 on the second.
+pub fn install_signal_handlers(flag: Flag) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (mut int, mut term) = rt.block_on(async {
+        Ok::<_, std::io::Error>((
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        ))
+    })?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            rt.block_on(async {
+                for _ in 0..2 {
+                    tokio::select! {
+                        _ = int.recv() => {}
+                        _ = term.recv() => {}
+                    }
+                    if flag.is_set() {
+                        eprintln!("ntttcp: interrupted again, exiting");
+                        std::process::exit(130);
+                    }
+                    flag.trigger();
+                }
+            })
+        })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_wakes_blocking_and_async_waiters() {
+        let f = Flag::new();
+        assert!(!f.is_set());
+        assert!(!f.wait_timeout(Duration::from_millis(5)));
+        let g = f.clone();
+        let t = std::thread::spawn(move || g.wait_timeout(Duration::from_secs(10)));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let h = f.clone();
+        std::thread::sleep(Duration::from_millis(20));
+        f.trigger();
+        assert!(t.join().unwrap());
+        rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(5), h.wait())
+                .await
+                .expect("async waiter woke");
+        });
+        assert!(f.is_set());
+    }
+}

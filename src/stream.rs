@@ -1,0 +1,325 @@
+//! The data path: one pinned OS thread per ntttcp worker and the loops that move bytes.
+//!
+//! * Sender worker: opens its connections, waits for "start", then writes `'A'`-filled
+//!   buffers until "stop". One connection: blocking writes with a short send timeout (so
+//!   "stop" is seen even against a zero window). Several: a current-thread tokio runtime
+//!   with one task per connection, so a stalled connection does not stall the others.
+//! * Receiver worker: a current-thread tokio runtime that accepts on its port and drains
+//!   every connection it gets.
+//!
+//! Counting: each worker owns one `Counters`, written only by its own thread (so plain
+//! load+store, no locked instruction) and read by the control plane, which samples it at
+//! the edges of the measurement window. Nothing here prints or allocates per I/O.
+
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::config::IoMode;
+use crate::stop::Flag;
+use crate::sys::affinity;
+
+/// Byte and call counters of one worker; single writer, any number of readers.
+#[derive(Debug, Default)]
+#[repr(align(128))] // own cache line pair: workers on different cores never share one
+pub struct Counters {
+    bytes: AtomicU64,
+    ops: AtomicU64,
+}
+
+impl Counters {
+    /// Adds one completed call of `n` bytes. Only the owning thread calls this.
+    #[inline]
+    fn add(&self, n: usize) {
+        let b = self.bytes.load(Ordering::Relaxed);
+        self.bytes.store(b + n as u64, Ordering::Relaxed);
+        let o = self.ops.load(Ordering::Relaxed);
+        self.ops.store(o + 1, Ordering::Relaxed);
+    }
+
+    /// Current (bytes, calls).
+    pub fn sample(&self) -> (u64, u64) {
+        (
+            self.bytes.load(Ordering::Relaxed),
+            self.ops.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// What a worker shares with the control plane.
+#[derive(Debug, Default)]
+pub struct Worker {
+    /// Bytes and calls so far.
+    pub counters: Counters,
+    /// Sender: connections established. Receiver: connections accepted.
+    pub connections: AtomicUsize,
+    /// Data connections currently open.
+    pub open: AtomicUsize,
+    /// The worker thread has returned.
+    pub finished: AtomicBool,
+    failure: Mutex<Option<String>>,
+}
+
+impl Worker {
+    /// Records the first failure of this worker.
+    pub fn fail(&self, msg: String) {
+        let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        f.get_or_insert(msg);
+    }
+
+    /// The first failure, if any.
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// Marks a worker finished when its thread ends, and failed if it ends by panicking.
+struct FinishGuard<'a>(&'a Worker);
+
+impl Drop for FinishGuard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail("worker thread panicked".into());
+        }
+        self.0.finished.store(true, Ordering::Release);
+    }
+}
+
+/// Everything a sender worker needs.
+#[derive(Debug, Clone)]
+pub struct SendPlan {
+    /// Receiver data port address.
+    pub target: SocketAddr,
+    /// Connections this worker owns.
+    pub conns: usize,
+    /// CPU to pin to.
+    pub cpu: usize,
+    /// Bytes per write.
+    pub size: usize,
+    /// Blocking or async data path.
+    pub io: IoMode,
+    /// When connecting must be done.
+    pub connect_deadline: Instant,
+}
+
+/// Send timeout of blocking writes: how late a blocked writer may notice "stop".
+const WRITE_POLL: Duration = Duration::from_millis(100);
+
+/// Body of a sender worker thread.
+pub fn send_worker(plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
+    let _guard = FinishGuard(&me);
+    affinity::pin_current(plan.cpu);
+    let mut socks = Vec::with_capacity(plan.conns);
+    for _ in 0..plan.conns {
+        match connect(plan.target, plan.connect_deadline, &stop) {
+            Ok(s) => {
+                socks.push(s);
+                me.connections.fetch_add(1, Ordering::Release);
+                me.open.fetch_add(1, Ordering::Release);
+            }
+            Err(e) => {
+                if !stop.is_set() {
+                    me.fail(format!("connect to receiver {}: {e}", plan.target));
+                }
+                return;
+            }
+        }
+    }
+    while !start.wait_timeout(Duration::from_millis(100)) {
+        if stop.is_set() {
+            return;
+        }
+    }
+    let buf = vec![b'A'; plan.size];
+    let blocking = match plan.io {
+        IoMode::Auto => socks.len() == 1,
+        IoMode::Blocking => true,
+        IoMode::Async => false,
+    };
+    let result = if blocking {
+        send_blocking(&mut socks, &buf, &me.counters, &stop)
+    } else {
+        send_async(socks, buf, &me, &stop)
+    };
+    if let Err(e) = result
+        && !stop.is_set()
+    {
+        me.fail(format!("send to receiver {}: {e}", plan.target));
+    }
+}
+
+/// Connects, retrying "refused" (the receiver may still be starting) until the deadline.
+fn connect(target: SocketAddr, deadline: Instant, stop: &Flag) -> io::Result<TcpStream> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "no connection before the connect deadline",
+            ));
+        }
+        let sock = Socket::new(
+            Domain::for_address(target),
+            Type::STREAM,
+            Some(Protocol::TCP),
+        )?;
+        match sock.connect_timeout(&SockAddr::from(target), left) {
+            Ok(()) => {
+                let s: TcpStream = sock.into();
+                s.set_write_timeout(Some(WRITE_POLL))?;
+                return Ok(s);
+            }
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused && !stop.is_set() => {
+                let pause = Duration::from_millis(100).min(left);
+                std::thread::sleep(pause);
+                if Instant::now() >= deadline {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn send_blocking(
+    socks: &mut [TcpStream],
+    buf: &[u8],
+    counters: &Counters,
+    stop: &Flag,
+) -> io::Result<()> {
+    while !stop.is_set() {
+        for s in socks.iter_mut() {
+            match s.write(buf) {
+                Ok(n) => counters.add(n),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn runtime() -> io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
+fn send_async(
+    socks: Vec<TcpStream>,
+    buf: Vec<u8>,
+    me: &Arc<Worker>,
+    stop: &Flag,
+) -> io::Result<()> {
+    let rt = runtime()?;
+    let buf: Arc<[u8]> = buf.into();
+    rt.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        for s in socks {
+            s.set_nonblocking(true)?;
+            let mut s = tokio::net::TcpStream::from_std(s)?;
+            let (buf, me) = (buf.clone(), me.clone());
+            tasks.spawn(async move {
+                loop {
+                    let n = s.write(&buf).await?;
+                    me.counters.add(n);
+                }
+                #[allow(unreachable_code)]
+                Ok::<(), io::Error>(())
+            });
+        }
+        tokio::select! {
+            _ = stop.wait() => Ok(()),
+            Some(r) = tasks.join_next() => match r {
+                Ok(Err(e)) => Err(e),
+                Ok(Ok(())) => Ok(()),
+                Err(e) => Err(io::Error::other(e.to_string())),
+            },
+        }
+    })
+    // Dropping the runtime cancels the remaining tasks and closes their sockets.
+}
+
+/// Creates a listening data socket (SO_REUSEADDR, deep backlog).
+pub fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    sock.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        sock.set_only_v6(false).ok();
+    }
+    sock.bind(&SockAddr::from(addr))?;
+    sock.listen(4096)?;
+    Ok(sock.into())
+}
+
+/// Body of a receiver worker thread: accept on `listener` and drain every connection
+/// until `stop`. `first` is set at the first accepted connection of any worker.
+pub fn recv_worker(
+    listener: TcpListener,
+    cpu: usize,
+    size: usize,
+    me: Arc<Worker>,
+    first: Flag,
+    stop: Flag,
+) {
+    let _guard = FinishGuard(&me);
+    affinity::pin_current(cpu);
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return me.fail(format!("start receiver worker: {e}")),
+    };
+    rt.block_on(async {
+        let accept = async {
+            listener.set_nonblocking(true)?;
+            let listener = tokio::net::TcpListener::from_std(listener)?;
+            loop {
+                match listener.accept().await {
+                    Ok((s, _peer)) => {
+                        me.open.fetch_add(1, Ordering::Release);
+                        me.connections.fetch_add(1, Ordering::Release);
+                        first.trigger_once();
+                        tokio::spawn(drain(s, size, me.clone()));
+                    }
+                    // Out of descriptors or a connection reset before accept: keep
+                    // serving the others, pausing so a persistent error does not spin.
+                    Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                }
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), io::Error>(())
+        };
+        tokio::select! {
+            _ = stop.wait() => {}
+            r = accept => if let Err(e) = r { me.fail(format!("receiver port: {e}")) },
+        }
+    });
+    // Dropping the runtime cancels the drain tasks and closes their sockets.
+}
+
+async fn drain(mut s: tokio::net::TcpStream, size: usize, me: Arc<Worker>) {
+    let mut buf = vec![0u8; size];
+    loop {
+        match s.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => me.counters.add(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // A reset is how some senders end; either way this connection is done.
+            Err(_) => break,
+        }
+    }
+    me.open.fetch_sub(1, Ordering::Release);
+}

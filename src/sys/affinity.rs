@@ -1,0 +1,44 @@
+//! CPU pinning of worker threads (core_affinity), and the list of CPUs we may use.
+
+use crate::cli::values::CpuSpec;
+
+/// CPU numbers this process may run on (its affinity mask), in ascending order.
+pub fn allowed_cpus() -> Vec<usize> {
+    let mut ids: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    ids.sort_unstable();
+    if ids.is_empty() {
+        ids.push(0);
+    }
+    ids
+}
+
+/// The CPU worker `k` of a mapping runs on: the given CPU, or round-robin for `*`.
+pub fn cpu_for(spec: CpuSpec, k: usize, allowed: &[usize]) -> usize {
+    match spec {
+        CpuSpec::Cpu(c) => c,
+        CpuSpec::Any => allowed[k % allowed.len()],
+    }
+}
+
+/// Pins the calling thread to `cpu`. Returns false if the kernel refused.
+pub fn pin_current(cpu: usize) -> bool {
+    core_affinity::set_for_current(core_affinity::CoreId { id: cpu })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_over_allowed_cpus() {
+        let allowed = [0, 2, 5];
+        let got: Vec<usize> = (0..5).map(|k| cpu_for(CpuSpec::Any, k, &allowed)).collect();
+        assert_eq!(got, [0, 2, 5, 0, 2]);
+        assert_eq!(cpu_for(CpuSpec::Cpu(1), 7, &allowed), 1);
+        assert!(!allowed_cpus().is_empty());
+    }
+}

@@ -1,0 +1,213 @@
+//! CPU counters: /proc/stat (ticks, interrupts, CPU count), /proc/softirqs (NET_RX) and
+//! /proc/cpuinfo (clock). Pure parsers over `&str` plus one-line readers.
+
+use serde::Serialize;
+
+/// The ten tick counters of a /proc/stat `cpu` line we use (guest time is already part of
+/// user time, so it is not added again).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CpuTimes {
+    /// Normal user time.
+    pub user: u64,
+    /// Niced user time.
+    pub nice: u64,
+    /// Kernel time.
+    pub system: u64,
+    /// Idle time.
+    pub idle: u64,
+    /// Waiting for I/O (idle from the CPU's point of view).
+    pub iowait: u64,
+    /// Hard interrupt time.
+    pub irq: u64,
+    /// Soft interrupt time (where loopback TCP does much of its work).
+    pub softirq: u64,
+    /// Time stolen by the hypervisor.
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    /// All ticks, the denominator of every percentage.
+    pub fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+
+    /// Busy fraction 0..=1: 1 − (idle + iowait) / total, as both originals compute it.
+    pub fn busy_fraction(&self) -> f64 {
+        let total = self.total();
+        if total == 0 {
+            return 0.0;
+        }
+        1.0 - (self.idle + self.iowait) as f64 / total as f64
+    }
+
+    /// Field-wise difference from `earlier`.
+    pub fn delta(&self, earlier: &Self) -> Self {
+        Self {
+            user: self.user.saturating_sub(earlier.user),
+            nice: self.nice.saturating_sub(earlier.nice),
+            system: self.system.saturating_sub(earlier.system),
+            idle: self.idle.saturating_sub(earlier.idle),
+            iowait: self.iowait.saturating_sub(earlier.iowait),
+            irq: self.irq.saturating_sub(earlier.irq),
+            softirq: self.softirq.saturating_sub(earlier.softirq),
+            steal: self.steal.saturating_sub(earlier.steal),
+        }
+    }
+}
+
+/// The aggregate `cpu ` line of /proc/stat.
+pub fn parse_cpu_line(stat: &str) -> Option<CpuTimes> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    let get = |i: usize| v.get(i).copied().unwrap_or(0);
+    if v.len() < 4 {
+        return None;
+    }
+    Some(CpuTimes {
+        user: get(0),
+        nice: get(1),
+        system: get(2),
+        idle: get(3),
+        iowait: get(4),
+        irq: get(5),
+        softirq: get(6),
+        steal: get(7),
+    })
+}
+
+/// The total interrupt count: first number of the `intr` line.
+pub fn parse_intr_total(stat: &str) -> Option<u64> {
+    stat.lines()
+        .find_map(|l| l.strip_prefix("intr "))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Number of `cpuN` lines (at least 1).
+pub fn parse_cpu_count(stat: &str) -> usize {
+    stat.lines()
+        .filter(|l| {
+            l.strip_prefix("cpu")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .count()
+        .max(1)
+}
+
+/// NET_RX softirqs summed over all CPUs.
+pub fn parse_net_rx(softirqs: &str) -> Option<u64> {
+    let line = softirqs
+        .lines()
+        .find(|l| l.trim_start().starts_with("NET_RX:"))?;
+    Some(
+        line.split_whitespace()
+            .skip(1)
+            .filter_map(|f| f.parse::<u64>().ok())
+            .sum(),
+    )
+}
+
+/// The first `cpu MHz` value of /proc/cpuinfo.
+pub fn parse_mhz(cpuinfo: &str) -> Option<f64> {
+    cpuinfo
+        .lines()
+        .find(|l| l.starts_with("cpu MHz"))?
+        .split(':')
+        .nth(1)?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// CPU count and clock of this host, for cycles/byte.
+pub fn host_cpu() -> (usize, f64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    (parse_cpu_count(&stat), parse_mhz(&cpuinfo).unwrap_or(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT: &str = "\
+cpu  12354 0 144325 338974 611 0 58105 94 0 0
+cpu0 6000 0 72000 169000 300 0 29000 47 0 0
+cpu1 6354 0 72325 169974 311 0 29105 47 0 0
+intr 123411 0 0 0 0 0 0 0 0 0 1 1 15
+ctxt 5061234
+btime 1764480000
+softirq 73355 0 8638 4 3006 28901 0 91 17097 0 15618
+";
+
+    #[test]
+    fn parses_the_aggregate_cpu_line() {
+        let c = parse_cpu_line(STAT).unwrap();
+        assert_eq!(
+            c,
+            CpuTimes {
+                user: 12354,
+                nice: 0,
+                system: 144325,
+                idle: 338974,
+                iowait: 611,
+                irq: 0,
+                softirq: 58105,
+                steal: 94
+            }
+        );
+        assert_eq!(c.total(), 12354 + 144325 + 338974 + 611 + 58105 + 94);
+        assert!(parse_cpu_line("cpu0 1 2 3 4\n").is_none());
+        assert!(parse_cpu_line("cpu  1 x 3 4\n").is_none());
+    }
+
+    #[test]
+    fn busy_fraction_and_delta() {
+        let a = CpuTimes {
+            user: 10,
+            idle: 100,
+            ..Default::default()
+        };
+        let b = CpuTimes {
+            user: 40,
+            system: 30,
+            idle: 120,
+            iowait: 10,
+            ..Default::default()
+        };
+        let d = b.delta(&a);
+        assert_eq!((d.user, d.system, d.idle, d.iowait), (30, 30, 20, 10));
+        assert!((d.busy_fraction() - 60.0 / 90.0).abs() < 1e-12);
+        assert_eq!(CpuTimes::default().busy_fraction(), 0.0);
+    }
+
+    #[test]
+    fn interrupts_cpus_softirqs_mhz() {
+        assert_eq!(parse_intr_total(STAT), Some(123411));
+        assert_eq!(parse_cpu_count(STAT), 2);
+        assert_eq!(parse_cpu_count(""), 1);
+        let softirqs = "                    CPU0       CPU1       \n\
+                        HI:          0          0\n\
+                        NET_TX:          4       3006\n\
+                        NET_RX:       1323       1683\n";
+        assert_eq!(parse_net_rx(softirqs), Some(3006));
+        assert_eq!(parse_net_rx("HI: 1 2\n"), None);
+        let cpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.134\n\
+                       processor\t: 1\ncpu MHz\t\t: 2400.000\n";
+        assert_eq!(parse_mhz(cpuinfo), Some(2596.134));
+        assert_eq!(parse_mhz("processor: 0\n"), None);
+    }
+}

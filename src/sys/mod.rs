@@ -1,0 +1,63 @@
+//! Everything that touches the operating system beyond plain sockets: /proc counters,
+//! CPU pinning and socket options. Parsers are pure functions of text; readers are thin.
+//!
+//! `Snapshot::now()` is taken at the start and end of the measurement window and
+//! `Snapshot::delta` gives what the report needs.
+
+pub mod affinity;
+pub mod cpu;
+pub mod net;
+
+use serde::Serialize;
+
+/// System-wide counters at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Aggregate `cpu` line of /proc/stat.
+    pub cpu: cpu::CpuTimes,
+    /// Total interrupts (first number of the `intr` line).
+    pub interrupts: u64,
+    /// NET_RX softirqs summed over CPUs (the closest Linux analogue of Windows DPCs).
+    pub net_rx: u64,
+    /// TCP MIB counters from /proc/net/snmp.
+    pub tcp: net::TcpCounters,
+}
+
+/// Counter deltas over the measurement window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SysUsage {
+    /// CPU tick deltas (USER_HZ) of the aggregate line.
+    pub cpu: cpu::CpuTimes,
+    /// Interrupts during the window.
+    pub interrupts: u64,
+    /// NET_RX softirqs during the window.
+    pub net_rx: u64,
+    /// TCP segments and errors during the window.
+    pub tcp: net::TcpCounters,
+}
+
+impl Snapshot {
+    /// Reads the counters; a file that cannot be read leaves its fields at zero (the
+    /// report then shows 0 rather than failing a measurement that succeeded).
+    pub fn now() -> Self {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let softirqs = std::fs::read_to_string("/proc/softirqs").unwrap_or_default();
+        let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
+        Self {
+            cpu: cpu::parse_cpu_line(&stat).unwrap_or_default(),
+            interrupts: cpu::parse_intr_total(&stat).unwrap_or(0),
+            net_rx: cpu::parse_net_rx(&softirqs).unwrap_or(0),
+            tcp: net::parse_tcp(&snmp).unwrap_or_default(),
+        }
+    }
+
+    /// Counter changes from `earlier` to `self` (wrapping counters saturate at zero).
+    pub fn delta(&self, earlier: &Self) -> SysUsage {
+        SysUsage {
+            cpu: self.cpu.delta(&earlier.cpu),
+            interrupts: self.interrupts.saturating_sub(earlier.interrupts),
+            net_rx: self.net_rx.saturating_sub(earlier.net_rx),
+            tcp: self.tcp.delta(&earlier.tcp),
+        }
+    }
+}
