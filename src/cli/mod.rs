@@ -62,7 +62,8 @@ pub struct Cli {
 
     /// Mapping THREADS,CPU|*,HOST; several may follow one -m. THREADS receiver ports (one
     /// sender thread each), pinned to CPU or spread over all CPUs with `*`.
-    #[arg(short = 'm', long = "mapping", value_name = "N,CPU,HOST", num_args = 1..)]
+    #[arg(short = 'm', long = "mapping", value_name = "N,CPU,HOST", num_args = 1..,
+          action = clap::ArgAction::Set)]
     pub mapping: Vec<Mapping>,
 
     /// Number of receiver ports [Linux; default 16]. The later of -P and -m sets it.
@@ -188,7 +189,10 @@ pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
                     Ok(Parsed::Info(e.render().to_string()))
                 }
-                _ => Err(UsageError(one_line(&e.render().to_string()))),
+                _ => Err(UsageError(as_typed(
+                    &one_line(&e.render().to_string()),
+                    &normalized,
+                ))),
             };
         }
     };
@@ -204,6 +208,43 @@ pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
 fn one_line(rendered: &str) -> String {
     let first = rendered.lines().next().unwrap_or("invalid command line");
     first.trim_start_matches("error: ").trim().to_string()
+}
+
+/// clap names a flag by its long form (`'--duration <SECS>'`); say it the way the user
+/// typed it (`'-t'`, or the Windows spelling the normalizer rewrote).
+fn as_typed(message: &str, normalized: &winstyle::Normalized) -> String {
+    let mut out = message.to_string();
+    for arg in Cli::command().get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        let typed = normalized
+            .spelled
+            .iter()
+            .find(|(l, _)| l == long)
+            .map(|(_, t)| t.clone())
+            .or_else(|| {
+                let short = format!("-{}", arg.get_short()?);
+                normalized
+                    .args
+                    .iter()
+                    .any(|a| a.to_str().is_some_and(|a| a.starts_with(&short)))
+                    .then_some(short)
+            });
+        if let Some(typed) = typed {
+            let v = arg
+                .get_value_names()
+                .and_then(|n| n.first().map(|v| v.to_string()))
+                .unwrap_or_default();
+            for form in [
+                format!("'--{long} <{v}>'"),
+                format!("'--{long} [<{v}>]'"),
+                format!("'--{long} <{v}>...'"),
+                format!("'--{long}'"),
+            ] {
+                out = out.replace(&form, &format!("'{typed}'"));
+            }
+        }
+    }
+    out
 }
 
 /// Every cross-flag rule lives here.

@@ -1,1 +1,239 @@
+//! Flag tables: argv → normalize → clap → Config, for both dialects.
 
+use super::*;
+use crate::config::DEFAULT_SEND_SIZE;
+
+const CPUS: &[usize] = &[0, 1];
+
+fn parse_line(line: &str) -> Result<Config, UsageError> {
+    let args: Vec<OsString> = std::iter::once("ntttcp")
+        .chain(line.split_whitespace())
+        .map(OsString::from)
+        .collect();
+    match parse(&args, CPUS)? {
+        Parsed::Run(c, _) => Ok(*c),
+        Parsed::Info(t) => panic!("unexpected info output: {t}"),
+    }
+}
+
+fn ok(line: &str) -> Config {
+    parse_line(line).unwrap_or_else(|e| panic!("{line}: {e}"))
+}
+
+fn err(line: &str) -> String {
+    match parse_line(line) {
+        Ok(c) => panic!("{line}: expected an error, got {c:?}"),
+        Err(e) => e.0,
+    }
+}
+
+fn hosts(c: &Config) -> Vec<Option<&str>> {
+    c.ports.iter().map(|p| p.host.as_deref()).collect()
+}
+
+#[test]
+fn clap_definition_is_consistent() {
+    Cli::command().debug_assert();
+}
+
+#[test]
+fn issue_commands() {
+    let c = ok("-r -m 4,*,127.0.0.1 -t 300");
+    assert_eq!(
+        (c.role, c.ports.len(), c.threads_per_port),
+        (Role::Receiver, 4, 1)
+    );
+    assert_eq!(c.timeline.duration, 300);
+    assert!(c.sync);
+    let c = ok("-s -m 4,*,10.0.0.5 -t 300");
+    assert_eq!((c.role, c.sender_connections()), (Role::Sender, 4));
+    assert_eq!(hosts(&c), vec![Some("10.0.0.5"); 4]);
+    // -P after -m sets the port count (ntttcp-for-linux: one stream).
+    let c = ok("-s -m 4,*,10.0.0.5 -t 10 -P 1");
+    assert_eq!((c.ports.len(), c.sender_connections()), (1, 1));
+    let c = ok("-s10.0.0.5 -W 1 -t 10 -C 1");
+    assert_eq!(
+        (c.ports.len(), c.threads_per_port, c.sender_connections()),
+        (16, 4, 64)
+    );
+    assert_eq!((c.timeline.warmup, c.timeline.cooldown), (1, 1));
+    assert_eq!(c.send_size, DEFAULT_SEND_SIZE);
+    let c = ok("-r -m 4,*,127.0.0.1 -N -t 300");
+    assert!(!c.sync);
+    let c = ok("-s -m 4,*,10.0.0.5 -ns -t 300");
+    assert_eq!(
+        (c.dialect, c.sync, c.ports.len()),
+        (Dialect::Windows, false, 4)
+    );
+    let c = ok("--loopback -t 5");
+    assert_eq!(c.role, Role::Loopback);
+    assert_eq!(hosts(&c), vec![Some("127.0.0.1"); 16]);
+}
+
+#[test]
+fn linux_flag_table() {
+    // (line, check) for every Linux flag in attached and separate forms.
+    let c = ok("-r");
+    assert_eq!((c.role, c.host_of(0).as_str()), (Role::Receiver, "0.0.0.0"));
+    let c = ok("");
+    assert_eq!(c.role, Role::Receiver);
+    let c = ok("-r127.0.0.1");
+    assert_eq!(hosts(&c)[0], Some("127.0.0.1"));
+    let c = ok("-r 127.0.0.1 -P 2");
+    assert_eq!(hosts(&c), vec![Some("127.0.0.1"); 2]);
+    let c = ok("-s 10.0.0.5 -P 3 -n 2 -l 5");
+    assert_eq!(c.sender_connections(), 30);
+    let c = ok("-s10.0.0.5 -P3 -n2 -l5 -p6001 -b64K");
+    assert_eq!((c.sender_connections(), c.base_port), (30, 6001));
+    assert_eq!((c.send_size, c.recv_size), (65536, 65536));
+    let c = ok("-s 10.0.0.5 -b 1.5k -W 2 -t 7 -C 3 -Q -V");
+    assert_eq!(c.send_size, 1536);
+    assert_eq!(
+        c.timeline,
+        Timeline {
+            warmup: 2,
+            duration: 7,
+            cooldown: 3
+        }
+    );
+    assert!(c.quiet && c.verbose);
+    let c = ok("-s 10.0.0.5 -v -t 0");
+    assert!(c.verbose);
+    assert_eq!(c.timeline.cycle(), 0);
+    let c = ok("-r -e -6");
+    assert_eq!(c.host_of(0), "::");
+    let c = ok("-s [::1] -6");
+    assert_eq!(hosts(&c)[0], Some("::1"));
+    // Repeats: the last one wins.
+    let c = ok("-s 10.0.0.5 -t 5 -t 9 -p 7000 -p 7100");
+    assert_eq!((c.timeline.duration, c.base_port), (9, 7100));
+    // Long spellings and single-dash long names.
+    let c = ok("--sender 10.0.0.5 --ports 2 --threads 1 --duration 3 -warmup 1");
+    assert_eq!((c.sender_connections(), c.timeline.warmup), (2, 1));
+}
+
+#[test]
+fn mapping_and_counts_interact_like_ntttcp_for_linux() {
+    // ntttcp-for-linux.md 1.3.
+    let c = ok("-s -m 8,*,10.0.0.5");
+    assert_eq!((c.ports.len(), c.threads_per_port), (8, 1));
+    let c = ok("-s -m 8,*,10.0.0.5 -n 3");
+    assert_eq!(c.sender_connections(), 24);
+    let c = ok("-s -P 4 -m 8,*,10.0.0.5");
+    assert_eq!(c.ports.len(), 8);
+    let c = ok("-s -m 8,*,10.0.0.5 -P 4");
+    assert_eq!(c.ports.len(), 4);
+    // Deviation: an explicit -n is never dropped, whatever its position.
+    let c = ok("-s -n 3 -m 8,*,10.0.0.5");
+    assert_eq!(c.threads_per_port, 3);
+    let c = ok("-s 10.0.0.5 -m 8");
+    assert_eq!(hosts(&c), vec![Some("10.0.0.5"); 8]);
+    let c = ok("-r -m 2,1,127.0.0.1");
+    assert_eq!(c.ports[1].cpu, CpuSpec::Cpu(1));
+    // Several mappings: ports keep counting across them.
+    let c = ok("-s -m 2,0,10.0.0.5 1,*,10.0.0.6");
+    assert_eq!(
+        hosts(&c),
+        [Some("10.0.0.5"), Some("10.0.0.5"), Some("10.0.0.6")]
+    );
+    assert_eq!(
+        (c.ports[0].cpu, c.ports[2].cpu),
+        (CpuSpec::Cpu(0), CpuSpec::Any)
+    );
+    // A later -m replaces an earlier one.
+    let c = ok("-s -m 2,*,10.0.0.5 -m 3,*,10.0.0.6");
+    assert_eq!(hosts(&c), vec![Some("10.0.0.6"); 3]);
+}
+
+#[test]
+fn windows_flag_table() {
+    let c = ok("-s -m 4,*,10.0.0.5 -ns -t 300");
+    assert_eq!(
+        (c.dialect, c.ports.len(), c.threads_per_port),
+        (Dialect::Windows, 4, 1)
+    );
+    // -P is the port base on Windows (case-insensitive -p), not a port count.
+    let c = ok("-s -m 4,*,10.0.0.5 -ns -P 6001");
+    assert_eq!((c.base_port, c.ports.len()), (6001, 4));
+    // -l is the buffer length; names are case-insensitive; -wu/-cd are warm-up/cool-down.
+    let c = ok("-S -M 2,0,10.0.0.5 -NS -L 64K -T 20 -WU 2 -CD 3 -V");
+    assert_eq!((c.send_size, c.recv_size), (65536, 65536));
+    assert_eq!(
+        c.timeline,
+        Timeline {
+            warmup: 2,
+            duration: 20,
+            cooldown: 3
+        }
+    );
+    assert!(c.verbose);
+    assert_eq!(c.ports[1].cpu, CpuSpec::Cpu(0));
+    // Several mappings after one -m.
+    let c = ok("-s -m 2,*,10.0.0.5 2,1,10.0.0.6 -ns -t 5");
+    assert_eq!(c.ports.len(), 4);
+    assert_eq!(hosts(&c)[3], Some("10.0.0.6"));
+    // The Linux line that collides: -N is no-sync here, Windows would need a count.
+    let c = ok("-r -m 1,*,127.0.0.1 -N -t 5");
+    assert_eq!((c.dialect, c.sync), (Dialect::Linux, false));
+    // Forced dialects.
+    let c = ok("--dialect windows -s -m 1,*,10.0.0.5 -P 7001 -t 5");
+    assert_eq!((c.base_port, c.ports.len()), (7001, 1));
+    let c = ok("--dialect linux -s -m 1,*,10.0.0.5 -ns -P 2 -t 5");
+    assert_eq!((c.sync, c.ports.len()), (false, 2));
+}
+
+#[test]
+fn usage_errors_name_the_flag_and_value() {
+    let rows: &[(&str, &[&str])] = &[
+        ("-r -Z", &["-Z"]),
+        ("-r -m 0,*,127.0.0.1", &["0,*,127.0.0.1", "-m"]),
+        ("-r -m 8,99,127.0.0.1", &["-m", "CPU 99", "0-1"]),
+        ("-s 10.0.0.5 -t abc", &["'abc'", "'-t'"]),
+        ("-s 10.0.0.5 -p 70000", &["70000", "-p"]),
+        ("-s 10.0.0.5 -p 65530 -P 16", &["-p", "65530", "65545"]),
+        ("-s 10.0.0.5 -p 1", &["-p", "'1'"]),
+        ("-r -s 10.0.0.5", &["'-r'", "'-s'"]),
+        (
+            "-r 203.0.113.77",
+            &["203.0.113.77", "not an address of this host"],
+        ),
+        ("-r not-an-ip", &["not-an-ip"]),
+        ("-s", &["receiver's address"]),
+        ("-s 10.0.0.5 -P 0", &["-P", "0"]),
+        ("-s 10.0.0.5 -P 513", &["-P", "513"]),
+        ("-s 10.0.0.5 -b 12Q", &["-b", "12Q"]),
+        ("-s -m 2,*,a 2,*,b -P 1", &["-P 1"]),
+        ("-s -ns -t 5", &["-m"]),
+        ("--loopback -m 2,*,10.0.0.5", &["10.0.0.5", "loopback"]),
+        ("--loopback -r", &["--loopback"]),
+        ("-s 10.0.0.5 -x out.xml", &["'-x'", "not supported"]),
+        ("-s -m 1,*,h -ns -sb 1M", &["'-sb'", "not supported"]),
+        ("-s -m 1,*,h -ns -l abc", &["'-l'", "'abc' is not a size"]),
+    ];
+    for (line, needles) in rows {
+        let e = err(line);
+        assert!(!e.contains('\n'), "{line}: multi-line error {e:?}");
+        for n in *needles {
+            assert!(e.contains(n), "{line}: {e:?} lacks {n:?}");
+        }
+    }
+}
+
+#[test]
+fn help_and_version_are_info_not_errors() {
+    for flag in ["--help", "-h", "--version"] {
+        let args: Vec<OsString> = ["ntttcp", flag].map(OsString::from).to_vec();
+        match parse(&args, CPUS) {
+            Ok(Parsed::Info(text)) => assert!(text.contains("ntttcp"), "{flag}"),
+            other => panic!("{flag}: {other:?}"),
+        }
+    }
+    let args: Vec<OsString> = ["ntttcp", "--help"].map(OsString::from).to_vec();
+    let Ok(Parsed::Info(help)) = parse(&args, CPUS) else {
+        panic!("no help")
+    };
+    assert!(
+        help.contains("Dialects:") && help.contains("--ns"),
+        "{help}"
+    );
+}

@@ -19,21 +19,24 @@ impl FromStr for ByteSize {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
-        let (number, multiplier) = match s.char_indices().last() {
-            Some((i, c)) if c.is_ascii_alphabetic() => {
-                let m: u64 = match c.to_ascii_lowercase() {
-                    'k' => 1 << 10,
-                    'm' => 1 << 20,
-                    'g' => 1 << 30,
-                    _ => return Err(format!("unknown size suffix '{c}' (use K, M or G)")),
-                };
-                (&s[..i], m)
-            }
-            _ => (s, 1),
+        let (number, suffix) = match s.char_indices().last() {
+            Some((i, c)) if c.is_ascii_alphabetic() => (&s[..i], Some(c)),
+            _ => (s, None),
         };
         let value: f64 = number
             .parse()
             .map_err(|_| format!("'{s}' is not a size (examples: 65536, 64K, 1M)"))?;
+        let multiplier: u64 = match suffix.map(|c| c.to_ascii_lowercase()) {
+            None => 1,
+            Some('k') => 1 << 10,
+            Some('m') => 1 << 20,
+            Some('g') => 1 << 30,
+            Some(c) => {
+                return Err(format!(
+                    "unknown size suffix '{c}' in '{s}' (use K, M or G)"
+                ));
+            }
+        };
         let bytes = value * multiplier as f64;
         if !bytes.is_finite() || bytes < 1.0 || bytes > (1u64 << 40) as f64 {
             return Err(format!("size '{s}' is out of range (1 byte to 1T)"));

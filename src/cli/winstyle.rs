@@ -143,6 +143,9 @@ pub struct Normalized {
     pub dialect: Dialect,
     /// Arguments for clap (program name first).
     pub args: Vec<OsString>,
+    /// (our long flag, the token the user typed) for every rewritten flag, so messages
+    /// can name the flag as typed.
+    pub spelled: Vec<(String, String)>,
 }
 
 /// Rewrites `args` (program name first) into clap's spelling. `long_names` are the long
@@ -159,13 +162,18 @@ pub fn normalize(args: &[OsString], long_names: &[String]) -> Result<Normalized,
     }
     let (forced, rest) = take_dialect(rest)?;
     let dialect = forced.unwrap_or_else(|| detect(&rest));
+    let mut spelled = Vec::new();
     let rewritten = match dialect {
-        Dialect::Linux => linux(rest, long_names)?,
-        Dialect::Windows => windows(rest)?,
+        Dialect::Linux => linux(rest, long_names, &mut spelled)?,
+        Dialect::Windows => windows(rest, &mut spelled)?,
     };
     let mut out = vec![program];
     out.extend(rewritten.into_iter().map(OsString::from));
-    Ok(Normalized { dialect, args: out })
+    Ok(Normalized {
+        dialect,
+        args: out,
+        spelled,
+    })
 }
 
 /// Removes `--dialect X` / `--dialect=X` and returns the forced dialect, if any.
@@ -215,7 +223,11 @@ pub fn detect(args: &[String]) -> Dialect {
     }
 }
 
-fn linux(args: Vec<String>, long_names: &[String]) -> Result<Vec<String>, String> {
+fn linux(
+    args: Vec<String>,
+    long_names: &[String],
+    spelled: &mut Vec<(String, String)>,
+) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
@@ -239,6 +251,7 @@ fn linux(args: Vec<String>, long_names: &[String]) -> Result<Vec<String>, String
                     && name.len() >= 2
                     && long_names.iter().any(|l| l == name) =>
             {
+                spelled.push((name.to_string(), a.clone()));
                 out.push(format!("--{name}"));
             }
             _ => out.push(a),
@@ -247,7 +260,7 @@ fn linux(args: Vec<String>, long_names: &[String]) -> Result<Vec<String>, String
     Ok(out)
 }
 
-fn windows(args: Vec<String>) -> Result<Vec<String>, String> {
+fn windows(args: Vec<String>, spelled: &mut Vec<(String, String)>) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.into_iter().peekable();
     while let Some(a) = it.next() {
@@ -274,6 +287,7 @@ fn windows(args: Vec<String>) -> Result<Vec<String>, String> {
                 f.what
             ));
         };
+        spelled.push((long.to_string(), a.clone()));
         match f.arity {
             Arity::None => out.push(format!("--{long}")),
             Arity::One => {
@@ -359,7 +373,7 @@ mod tests {
             ]
         );
         // -wu5 is not -wu 5, and nothing after -- is touched.
-        let n = norm("-r -wu5 -- -ns --dialect linux").unwrap();
+        let n = norm("--dialect linux -r -wu5 -- -ns").unwrap();
         assert_eq!(words(&n), ["-r", "-wu5", "--", "-ns"]);
     }
 
