@@ -128,9 +128,7 @@ pub async fn run<M: Monitor>(
     // The two sides' clocks start one handshake apart, so a peer that finished its own
     // cycle may close while our last moments are still being counted: that is the end
     // of a good test, not a fault.
-    let near_end = plan
-        .measure
-        .is_some_and(|d| m0.elapsed() + END_GRACE >= d);
+    let near_end = plan.measure.is_some_and(|d| m0.elapsed() + END_GRACE >= d);
     let ev = match ev {
         Some(Event::Fault(_)) if near_end => None,
         other => other,

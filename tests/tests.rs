@@ -1,1 +1,9 @@
+//! The one integration-test binary: real processes of the built `ntttcp` on 127.0.0.1.
+//! Each test owns a fixed port range (see the `PORTS` comments), so tests run in
+//! parallel without colliding, and every child process is killed by PID on drop.
 
+mod util;
+
+mod cli;
+mod conformance;
+mod loopback;

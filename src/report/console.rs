@@ -132,9 +132,9 @@ mod tests {
         assert!(!got.contains("Thread  Time(s)"));
         r.sys.cpu = CpuTimes::default();
         let got = render(&r, false);
-        assert!(got.ends_with(
-            "\n\nNOTE::Avg CPU% drops below 0% if test duration is too short\n\n"
-        ));
+        assert!(
+            got.ends_with("\n\nNOTE::Avg CPU% drops below 0% if test duration is too short\n\n")
+        );
     }
 
     #[test]

@@ -1,0 +1,1 @@
+use std::time::Duration;

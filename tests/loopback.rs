@@ -1,0 +1,164 @@
+//! Receiver and sender as two real processes on 127.0.0.1: normal runs in both sync modes
+//! and both dialects, the one-process loopback mode, and the ways a test can end early.
+//! PORTS: 21000-21999, 100 per test.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use crate::util::{Tables, assert_close, parse_tables, run, spawn};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn one_table(stdout: &str) -> Tables {
+    let t = parse_tables(stdout);
+    assert_eq!(t.len(), 1, "expected one set of tables:\n{stdout}");
+    t.into_iter().next().unwrap()
+}
+
+fn check_pair(receiver_args: &str, sender_args: &str, seconds: f64) {
+    let r = spawn("receiver", receiver_args);
+    let s = spawn("sender", sender_args);
+    let so = s.wait(LIMIT);
+    let ro = r.wait(LIMIT);
+    assert_eq!(so.code(), Some(0), "sender: {so:?}");
+    assert_eq!(ro.code(), Some(0), "receiver: {ro:?}");
+    for o in [&so, &ro] {
+        assert!(
+            o.stdout.contains("Network activity progressing...\n"),
+            "{o:?}"
+        );
+    }
+    let (st, rt) = (one_table(&so.stdout), one_table(&ro.stdout));
+    assert!(rt.meg > 1.0, "receiver measured almost nothing: {rt:?}");
+    assert_close(st.meg, rt.meg, 1.0, "sender vs receiver bytes");
+    for t in [&st, &rt] {
+        assert_close(t.realtime, seconds, 5.0, "measured seconds");
+        let sum: f64 = t.threads.iter().map(|r| r.2).sum::<f64>() / 1024.0;
+        assert_close(sum, t.mb_per_s, 1.0, "per-thread KB/s sum vs MB/s");
+    }
+}
+
+#[test]
+fn sync_mode_linux_dialect() {
+    check_pair(
+        "-r 127.0.0.1 -m 2,*,127.0.0.1 -p 21001 -W 1 -t 2 -C 1",
+        "-s 127.0.0.1 -m 2,*,127.0.0.1 -p 21001 -W 1 -t 2 -C 1",
+        2.0,
+    );
+}
+
+#[test]
+fn sync_mode_ports_threads_connections() {
+    // 2 ports x 2 threads x 2 connections, blocking writers round-robin.
+    check_pair(
+        "-r127.0.0.1 -P 2 -p 21101 -W 1 -t 2",
+        "-s127.0.0.1 -P 2 -n 2 -l 2 -p 21101 -W 1 -t 2 --io blocking",
+        2.0,
+    );
+}
+
+#[test]
+fn no_sync_mode_linux_receiver_windows_sender() {
+    check_pair(
+        "-r -m 2,*,127.0.0.1 -N -p 21201 -W 1 -t 2 -C 1",
+        "-s -m 2,*,127.0.0.1 -ns -p 21201 -wu 1 -t 2 -cd 1",
+        2.0,
+    );
+}
+
+#[test]
+fn one_process_loopback_mode() {
+    let o = run("--loopback -m 2,*,127.0.0.1 -p 21301 -W 1 -t 2", LIMIT);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let t = parse_tables(&o.stdout);
+    assert_eq!(t.len(), 2, "{}", o.stdout);
+    assert!(o.stdout.contains("\n\nSender:\n") && o.stdout.contains("\n\nReceiver:\n"));
+    assert_close(t[0].meg, t[1].meg, 1.0, "loopback sender vs receiver");
+    assert!(t[1].meg > 1.0);
+}
+
+#[test]
+fn sender_killed_mid_test_receiver_reports_time_measured() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 21401 -t 20");
+    let s = spawn("sender", "-s 127.0.0.1 -P 2 -n 1 -p 21401 -t 20");
+    std::thread::sleep(Duration::from_secs(3));
+    s.signal(9);
+    let ro = r.wait(Duration::from_secs(8));
+    assert_eq!(ro.code(), Some(1), "{ro:?}");
+    assert!(ro.stderr.contains("test ended early"), "{}", ro.stderr);
+    let t = one_table(&ro.stdout);
+    assert!(t.realtime > 1.0 && t.realtime < 5.0, "{t:?}");
+    assert!(t.meg > 1.0);
+}
+
+#[test]
+fn receiver_killed_mid_test_sender_notices_within_2s() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 21501 -t 20");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 21501 -t 20");
+    std::thread::sleep(Duration::from_secs(3));
+    r.signal(9);
+    let so = s.wait(Duration::from_secs(8));
+    assert_eq!(so.code(), Some(1), "{so:?}");
+    assert!(so.elapsed < Duration::from_secs(3), "took {:?}", so.elapsed);
+    assert!(
+        so.stderr.contains("test ended early: receiver"),
+        "{}",
+        so.stderr
+    );
+    let t = one_table(&so.stdout);
+    assert!(t.realtime > 1.0 && t.realtime < 5.0, "{t:?}");
+}
+
+#[test]
+fn ctrl_c_on_sender_prints_results_and_ends_receiver() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 21601 -t 20");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 21601 -t 20");
+    std::thread::sleep(Duration::from_secs(3));
+    s.signal(2);
+    let so = s.wait(Duration::from_secs(5));
+    let ro = r.wait(Duration::from_secs(5));
+    assert_eq!(so.code(), Some(130), "{so:?}");
+    assert_eq!(ro.code(), Some(0), "receiver ends normally on 'E': {ro:?}");
+    let (st, rt) = (one_table(&so.stdout), one_table(&ro.stdout));
+    assert!(st.realtime < 5.0 && rt.realtime < 5.0, "{st:?} {rt:?}");
+    assert_close(st.meg, rt.meg, 2.0, "bytes after Ctrl+C");
+}
+
+#[test]
+fn second_sender_is_told_the_receiver_is_busy() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 21701 -t 5");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 21701 -t 5");
+    std::thread::sleep(Duration::from_millis(1500));
+    let busy = run(
+        "-s 127.0.0.1 -P 1 -n 1 -p 21701 -t 5",
+        Duration::from_secs(5),
+    );
+    assert_eq!(busy.code(), Some(1), "{busy:?}");
+    assert!(busy.stderr.contains("busy"), "{}", busy.stderr);
+    assert_eq!(s.wait(LIMIT).code(), Some(0));
+    assert_eq!(r.wait(LIMIT).code(), Some(0));
+}
+
+#[test]
+fn data_port_in_use_is_named() {
+    let _held = TcpListener::bind("127.0.0.1:21802").expect("hold port 21802");
+    let o = run("-r 127.0.0.1 -P 2 -p 21801 -t 5", Duration::from_secs(5));
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains("data port 21802"), "{}", o.stderr);
+}
+
+#[test]
+fn sender_expecting_more_ports_fails_within_the_connect_deadline() {
+    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 21901 -t 5");
+    let o = run(
+        "-s 127.0.0.1 -P 2 -n 1 -p 21901 -t 5",
+        Duration::from_secs(20),
+    );
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.elapsed < Duration::from_secs(13), "{:?}", o.elapsed);
+    assert!(
+        o.stderr.contains("only 1 of 2 data connections"),
+        "{}",
+        o.stderr
+    );
+}

@@ -1,0 +1,210 @@
+//! Helpers: spawning the binary with a kill-on-drop guard, bounded waits, and parsers for
+//! the NTttcp tables.
+
+use std::io::Read;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// Path of the binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ntttcp")
+}
+
+/// A running `ntttcp` process, killed (by PID) and reaped when dropped.
+pub struct Proc {
+    child: Option<Child>,
+    pub label: String,
+}
+
+/// What a finished process left behind.
+#[derive(Debug)]
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Output {
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+/// Starts `ntttcp ARGS`.
+pub fn spawn(label: &str, args: &str) -> Proc {
+    let child = Command::new(bin())
+        .args(args.split_whitespace())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ntttcp");
+    Proc {
+        child: Some(child),
+        label: label.into(),
+    }
+}
+
+impl Proc {
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// Sends a signal (e.g. libc SIGINT = 2, SIGKILL = 9) by PID.
+    pub fn signal(&self, sig: i32) {
+        let status = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{sig} {}", self.pid());
+    }
+
+    /// Waits at most `limit` for the process to exit; kills it and panics otherwise.
+    pub fn wait(mut self, limit: Duration) -> Output {
+        let start = Instant::now();
+        let mut child = self.child.take().expect("running");
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("try_wait") {
+                break s;
+            }
+            if start.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                let mut out = String::new();
+                let _ = child.stdout.take().map(|mut s| s.read_to_string(&mut out));
+                panic!(
+                    "{} did not exit within {limit:?}; stdout so far:\n{out}",
+                    self.label
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let elapsed = start.elapsed();
+        let mut stdout = String::new();
+        let mut stderr = String::new();
+        if let Some(mut s) = child.stdout.take() {
+            s.read_to_string(&mut stdout).expect("read stdout");
+        }
+        if let Some(mut s) = child.stderr.take() {
+            s.read_to_string(&mut stderr).expect("read stderr");
+        }
+        Output {
+            status,
+            stdout,
+            stderr,
+            elapsed,
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Runs `ntttcp ARGS` to completion (bounded).
+pub fn run(args: &str, limit: Duration) -> Output {
+    spawn("ntttcp", args).wait(limit)
+}
+
+/// Waits until something listens on 127.0.0.1:`port` (bounded), so a sender started
+/// next finds its receiver.
+pub fn wait_listening(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on port {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the data port `port` accepts (bounded) without sending anything: opens
+/// and closes one connection. Only for no-sync receivers, whose clock it would start.
+pub fn port_open(port: u16) -> bool {
+    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+/// One parsed set of NTttcp tables.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tables {
+    /// (thread, seconds, KB/s, avg bytes per completion)
+    pub threads: Vec<(usize, f64, f64, f64)>,
+    pub meg: f64,
+    pub realtime: f64,
+    pub mb_per_s: f64,
+    pub cpu_pct: f64,
+}
+
+/// Parses every table set in `stdout` (two for --loopback), checking the fixed layout.
+pub fn parse_tables(stdout: &str) -> Vec<Tables> {
+    let lines: Vec<&str> = stdout.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut threads = Vec::new();
+    while i < lines.len() {
+        let l = lines[i];
+        if l == "Thread  Time(s) Throughput(KB/s) Avg B / Compl" {
+            assert_eq!(
+                lines[i + 1],
+                "======  ======= ================ ============="
+            );
+            threads.clear();
+            i += 2;
+            while i < lines.len() && !lines[i].is_empty() {
+                let row = lines[i];
+                assert_eq!(row.len(), 6 + 1 + 8 + 1 + 16 + 1 + 13, "row width: {row:?}");
+                let f: Vec<&str> = row.split_whitespace().collect();
+                threads.push((
+                    f[0].parse().unwrap(),
+                    f[1].parse().unwrap(),
+                    f[2].parse().unwrap(),
+                    f[3].parse().unwrap(),
+                ));
+                i += 1;
+            }
+            continue;
+        }
+        if l == "   Bytes(MEG)    realtime(s) Avg Frame Size Throughput(MB/s)" {
+            assert_eq!(lines[i - 1], "");
+            assert_eq!(lines[i - 2], "");
+            let row = lines[i + 2];
+            assert_eq!(
+                row.len(),
+                16 + 1 + 11 + 1 + 14 + 1 + 16,
+                "row width: {row:?}"
+            );
+            let f: Vec<f64> = row.split_whitespace().map(|v| v.parse().unwrap()).collect();
+            // Row 4 (packets, CPU) is 15 lines further down.
+            let cpu_row = lines
+                .iter()
+                .skip(i)
+                .skip_while(|l| !l.starts_with("Packets Sent"))
+                .nth(2)
+                .expect("packets row");
+            let cpu_pct = cpu_row.split_whitespace().last().unwrap().parse().unwrap();
+            out.push(Tables {
+                threads: std::mem::take(&mut threads),
+                meg: f[0],
+                realtime: f[1],
+                mb_per_s: f[3],
+                cpu_pct,
+            });
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Asserts `a` and `b` agree within `pct` percent.
+pub fn assert_close(a: f64, b: f64, pct: f64, what: &str) {
+    let diff = (a - b).abs() / a.max(b).max(f64::MIN_POSITIVE) * 100.0;
+    assert!(
+        diff <= pct,
+        "{what}: {a} vs {b} differ by {diff:.3}% (> {pct}%)"
+    );
+}
