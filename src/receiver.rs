@@ -137,13 +137,14 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     };
     let window = timeline::run(t0, plan, &workers, &mut mon).await;
     *state.lock().unwrap_or_else(|p| p.into_inner()) = State::Finished;
+    if window.ended == End::Completed {
+        mon.linger(Duration::from_secs(1)).await;
+    }
+    // An 'E' (during the test or while lingering) is answered once the test has stopped.
     if mon.peer_ended
         && let Some(w) = mon.writer.as_mut()
     {
         let _ = w.send(Reply::State(State::Finished).value()).await;
-    }
-    if window.ended == End::Completed {
-        mon.linger(Duration::from_secs(1)).await;
     }
     if let Some(w) = mon.writer.take() {
         w.close().await;

@@ -1,1 +1,291 @@
-use std::time::Duration;
+//! Wire conformance with ntttcp-for-linux 1.4.3: the test plays a stock peer byte for byte
+//! (spec ntttcp-for-linux.md 2.5) against our receiver and our sender.
+//! PORTS: 22000-22999, 100 per test.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::util::{assert_close, parse_tables, spawn};
+
+const X: [u8; 4] = [0, 0, 0, 0x58];
+const R: [u8; 4] = [0, 0, 0, 0x52];
+const E: [u8; 4] = [0, 0, 0, 0x45];
+const NOT_STARTED: [u8; 4] = [0, 0, 0, 0x0b];
+const RUNNING: [u8; 4] = [0, 0, 0, 0x0c];
+const FINISHED: [u8; 4] = [0, 0, 0, 0x0d];
+const IO: Duration = Duration::from_secs(10);
+
+fn int(v: u32) -> [u8; 4] {
+    v.to_be_bytes()
+}
+
+fn connect(port: u16) -> TcpStream {
+    let deadline = Instant::now() + IO;
+    loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => {
+                s.set_read_timeout(Some(IO)).unwrap();
+                s.set_write_timeout(Some(IO)).unwrap();
+                return s;
+            }
+            Err(e) => {
+                assert!(Instant::now() < deadline, "connect to {port}: {e}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+fn accept(l: &TcpListener) -> TcpStream {
+    l.set_nonblocking(true).unwrap();
+    let deadline = Instant::now() + IO;
+    loop {
+        match l.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false).unwrap();
+                s.set_read_timeout(Some(IO)).unwrap();
+                s.set_write_timeout(Some(IO)).unwrap();
+                return s;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                assert!(Instant::now() < deadline, "nobody connected");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => panic!("accept: {e}"),
+        }
+    }
+}
+
+fn read4(s: &mut TcpStream) -> [u8; 4] {
+    let mut b = [0u8; 4];
+    s.read_exact(&mut b).expect("read a 4-byte sync message");
+    b
+}
+
+/// Writes 'A's on `s` until `stop` (bounded by a 30 s guard); returns bytes written.
+fn blast(mut s: TcpStream, stop: Arc<AtomicBool>) -> JoinHandle<u64> {
+    std::thread::spawn(move || {
+        let buf = vec![b'A'; 128 * 1024];
+        let mut n = 0u64;
+        let guard = Instant::now() + Duration::from_secs(30);
+        s.set_write_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        while !stop.load(Ordering::Relaxed) && Instant::now() < guard {
+            match s.write(&buf) {
+                Ok(k) => n += k as u64,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => break,
+            }
+        }
+        n
+    })
+}
+
+/// Reads `s` until EOF (bounded); returns bytes read.
+fn drain(mut s: TcpStream, total: Arc<AtomicU64>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        let guard = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < guard {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => {
+                    total.fetch_add(k as u64, Ordering::Relaxed);
+                }
+            }
+        }
+    })
+}
+
+#[test]
+fn stock_sender_against_our_receiver_normal_run() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 22001 -t 2");
+    let mut sync = connect(22000);
+    sync.write_all(&X).unwrap();
+    assert_eq!(read4(&mut sync), NOT_STARTED);
+    sync.write_all(&int(2)).unwrap();
+    assert_eq!(read4(&mut sync), int(2), "negotiated = proposal when equal");
+    let stop = Arc::new(AtomicBool::new(false));
+    let blasters: Vec<_> = [22001, 22002]
+        .map(|p| blast(connect(p), stop.clone()))
+        .into();
+    sync.write_all(&R).unwrap();
+    assert_eq!(read4(&mut sync), R);
+    std::thread::sleep(Duration::from_millis(2300));
+    // Equal -t and no W/C: the stock sender sends no 'E', it just closes.
+    sync.shutdown(Shutdown::Write).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let sent: u64 = blasters.into_iter().map(|b| b.join().unwrap()).sum();
+    let o = r.wait(IO);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let t = &parse_tables(&o.stdout)[0];
+    assert_eq!(t.threads.len(), 2, "one row per port");
+    assert_close(t.realtime, 2.0, 5.0, "receiver measured the negotiated 2 s");
+    assert!(
+        t.meg * 1048576.0 <= sent as f64 && t.meg > 1.0,
+        "{t:?} sent {sent}"
+    );
+}
+
+#[test]
+fn stock_sender_with_warmup_cooldown_gets_finished_after_e() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 22101 -W 1 -t 2 -C 1");
+    let mut sync = connect(22100);
+    sync.write_all(&X).unwrap();
+    assert_eq!(read4(&mut sync), NOT_STARTED);
+    sync.write_all(&int(4)).unwrap(); // W + t + C
+    assert_eq!(read4(&mut sync), int(4));
+    let stop = Arc::new(AtomicBool::new(false));
+    let b = blast(connect(22101), stop.clone());
+    sync.write_all(&R).unwrap();
+    assert_eq!(read4(&mut sync), R);
+    std::thread::sleep(Duration::from_secs(4));
+    sync.write_all(&E).unwrap();
+    assert_eq!(read4(&mut sync), FINISHED);
+    stop.store(true, Ordering::Relaxed);
+    b.join().unwrap();
+    drop(sync);
+    let o = r.wait(IO);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert_close(parse_tables(&o.stdout)[0].realtime, 2.0, 5.0, "measured");
+}
+
+#[test]
+fn colliding_cycle_times_are_read_as_cycle_times() {
+    // A stock C receiver reads 88 as 'X' and 82 as 'R'; ours decodes by phase.
+    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 22201 -t 90");
+    let mut sync = connect(22200);
+    sync.write_all(&X).unwrap();
+    assert_eq!(read4(&mut sync), NOT_STARTED);
+    sync.write_all(&int(88)).unwrap();
+    assert_eq!(
+        read4(&mut sync),
+        int(90),
+        "88 is a proposal, the larger wins"
+    );
+    sync.write_all(&X).unwrap();
+    assert_eq!(read4(&mut sync), NOT_STARTED, "still waiting for a start");
+    drop(sync);
+    let mut sync = connect(22200);
+    sync.write_all(&X).unwrap();
+    assert_eq!(
+        read4(&mut sync),
+        NOT_STARTED,
+        "a dropped session changes nothing"
+    );
+    sync.write_all(&int(82)).unwrap();
+    assert_eq!(read4(&mut sync), int(90));
+}
+
+#[test]
+fn second_stock_sender_sees_running_state() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 22301 -t 2");
+    let mut a = connect(22300);
+    a.write_all(&X).unwrap();
+    assert_eq!(read4(&mut a), NOT_STARTED);
+    a.write_all(&int(2)).unwrap();
+    assert_eq!(read4(&mut a), int(2));
+    let stop = Arc::new(AtomicBool::new(false));
+    let b = blast(connect(22301), stop.clone());
+    a.write_all(&R).unwrap();
+    assert_eq!(read4(&mut a), R);
+    let mut late = connect(22300);
+    late.write_all(&X).unwrap();
+    assert_eq!(read4(&mut late), RUNNING);
+    // Our receiver also answers a query on the running session.
+    a.write_all(&X).unwrap();
+    assert_eq!(read4(&mut a), RUNNING);
+    std::thread::sleep(Duration::from_millis(2300));
+    stop.store(true, Ordering::Relaxed);
+    b.join().unwrap();
+    drop(a);
+    assert_eq!(r.wait(IO).code(), Some(0));
+}
+
+/// Plays a stock receiver on `port` (sync `port - 1`) for a sender proposing `cycle`.
+fn stock_receiver(port: u16, args: &str, cycle: u32, expect_end: bool) {
+    let sync_l = TcpListener::bind(("127.0.0.1", port - 1)).unwrap();
+    let data_l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let s = spawn("sender", args);
+    let mut sync = accept(&sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&NOT_STARTED).unwrap();
+    assert_eq!(read4(&mut sync), int(cycle), "proposal = W + t + C");
+    sync.write_all(&int(cycle)).unwrap();
+    let total = Arc::new(AtomicU64::new(0));
+    let d = drain(accept(&data_l), total.clone());
+    assert_eq!(
+        read4(&mut sync),
+        R,
+        "start request after the data connection"
+    );
+    sync.write_all(&R).unwrap();
+    let mut rest = Vec::new();
+    if expect_end {
+        assert_eq!(read4(&mut sync), E);
+        sync.write_all(&FINISHED).unwrap();
+    }
+    sync.read_to_end(&mut rest)
+        .expect("sender closes the sync connection");
+    assert!(rest.is_empty(), "unexpected sync bytes {rest:?}");
+    let o = s.wait(IO);
+    d.join().unwrap();
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let t = &parse_tables(&o.stdout)[0];
+    assert!(t.meg > 1.0);
+    assert!(t.meg * 1048576.0 <= total.load(Ordering::Relaxed) as f64 * 1.01);
+}
+
+#[test]
+fn our_sender_against_stock_receiver_normal_run() {
+    stock_receiver(22401, "-s 127.0.0.1 -P 1 -n 1 -p 22401 -t 2", 2, false);
+}
+
+#[test]
+fn our_sender_against_stock_receiver_with_warmup_cooldown_sends_e() {
+    stock_receiver(
+        22501,
+        "-s 127.0.0.1 -P 1 -n 1 -p 22501 -W 1 -t 2 -C 1",
+        4,
+        true,
+    );
+}
+
+#[test]
+fn our_sender_refuses_a_busy_stock_receiver() {
+    let sync_l = TcpListener::bind("127.0.0.1:22600").unwrap();
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 22601 -t 2");
+    let mut sync = accept(&sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&RUNNING).unwrap();
+    let o = s.wait(IO);
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains("busy"), "{}", o.stderr);
+}
+
+#[test]
+fn our_sender_rejects_a_stale_start_reply() {
+    // ntttcp-for-linux answers 'L' without -M with a stale value; any non-start reply
+    // must fail cleanly.
+    let sync_l = TcpListener::bind("127.0.0.1:22700").unwrap();
+    let _data_l = TcpListener::bind("127.0.0.1:22701").unwrap();
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 22701 -t 2");
+    let mut sync = accept(&sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&NOT_STARTED).unwrap();
+    assert_eq!(read4(&mut sync), int(2));
+    sync.write_all(&int(2)).unwrap();
+    assert_eq!(read4(&mut sync), R);
+    sync.write_all(&int(2)).unwrap();
+    let o = s.wait(IO);
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(
+        o.stderr.contains("unexpected sync message 2"),
+        "{}",
+        o.stderr
+    );
+}

@@ -6,33 +6,33 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// Path of the binary under test.
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_ntttcp")
 }
 
 /// A running `ntttcp` process, killed (by PID) and reaped when dropped.
-pub struct Proc {
+pub(crate) struct Proc {
     child: Option<Child>,
-    pub label: String,
+    pub(crate) label: String,
 }
 
 /// What a finished process left behind.
 #[derive(Debug)]
-pub struct Output {
-    pub status: ExitStatus,
-    pub stdout: String,
-    pub stderr: String,
-    pub elapsed: Duration,
+pub(crate) struct Output {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) elapsed: Duration,
 }
 
 impl Output {
-    pub fn code(&self) -> Option<i32> {
+    pub(crate) fn code(&self) -> Option<i32> {
         self.status.code()
     }
 }
 
 /// Starts `ntttcp ARGS`.
-pub fn spawn(label: &str, args: &str) -> Proc {
+pub(crate) fn spawn(label: &str, args: &str) -> Proc {
     let child = Command::new(bin())
         .args(args.split_whitespace())
         .stdin(Stdio::null())
@@ -47,12 +47,12 @@ pub fn spawn(label: &str, args: &str) -> Proc {
 }
 
 impl Proc {
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().expect("running").id()
     }
 
     /// Sends a signal (e.g. libc SIGINT = 2, SIGKILL = 9) by PID.
-    pub fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         let status = Command::new("kill")
             .arg(format!("-{sig}"))
             .arg(self.pid().to_string())
@@ -62,7 +62,7 @@ impl Proc {
     }
 
     /// Waits at most `limit` for the process to exit; kills it and panics otherwise.
-    pub fn wait(mut self, limit: Duration) -> Output {
+    pub(crate) fn wait(mut self, limit: Duration) -> Output {
         let start = Instant::now();
         let mut child = self.child.take().expect("running");
         let status = loop {
@@ -109,39 +109,23 @@ impl Drop for Proc {
 }
 
 /// Runs `ntttcp ARGS` to completion (bounded).
-pub fn run(args: &str, limit: Duration) -> Output {
+pub(crate) fn run(args: &str, limit: Duration) -> Output {
     spawn("ntttcp", args).wait(limit)
-}
-
-/// Waits until something listens on 127.0.0.1:`port` (bounded), so a sender started
-/// next finds its receiver.
-pub fn wait_listening(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on port {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Waits until the data port `port` accepts (bounded) without sending anything: opens
-/// and closes one connection. Only for no-sync receivers, whose clock it would start.
-pub fn port_open(port: u16) -> bool {
-    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
 }
 
 /// One parsed set of NTttcp tables.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tables {
+pub(crate) struct Tables {
     /// (thread, seconds, KB/s, avg bytes per completion)
-    pub threads: Vec<(usize, f64, f64, f64)>,
-    pub meg: f64,
-    pub realtime: f64,
-    pub mb_per_s: f64,
-    pub cpu_pct: f64,
+    pub(crate) threads: Vec<(usize, f64, f64, f64)>,
+    pub(crate) meg: f64,
+    pub(crate) realtime: f64,
+    pub(crate) mb_per_s: f64,
+    pub(crate) cpu_pct: f64,
 }
 
 /// Parses every table set in `stdout` (two for --loopback), checking the fixed layout.
-pub fn parse_tables(stdout: &str) -> Vec<Tables> {
+pub(crate) fn parse_tables(stdout: &str) -> Vec<Tables> {
     let lines: Vec<&str> = stdout.lines().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -201,7 +185,7 @@ pub fn parse_tables(stdout: &str) -> Vec<Tables> {
 }
 
 /// Asserts `a` and `b` agree within `pct` percent.
-pub fn assert_close(a: f64, b: f64, pct: f64, what: &str) {
+pub(crate) fn assert_close(a: f64, b: f64, pct: f64, what: &str) {
     let diff = (a - b).abs() / a.max(b).max(f64::MIN_POSITIVE) * 100.0;
     assert!(
         diff <= pct,
