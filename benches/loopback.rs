@@ -1,1 +1,315 @@
-fn main() {}
+//! Loopback throughput benchmark: ntttcp against iperf2 and iperf3 on 127.0.0.1, the same
+//! number of streams, interleaved, after waiting for an idle machine, repeated; medians
+//! and ratios printed. Run: `cargo bench --bench loopback -- [--seconds 5] [--reps 3]
+//! [--streams 1,2,4]`.
+//!
+//! Every tool is measured the same way: throughput from the tool's receiver-side figure,
+//! CPU from /proc/stat over the client's lifetime (busy cycles of all CPUs per byte, the
+//! ntttcp formula), so "c/B" columns compare like with like. ntttcp is run twice per
+//! point: its default data path (blocking writes for one connection per thread) and
+//! `--io async` (a tokio runtime per worker), which is how the default was chosen.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BASE_PORT: u16 = 39001;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let opt = |name: &str, default: &str| -> String {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1).cloned())
+            .unwrap_or_else(|| default.to_string())
+    };
+    let seconds: u32 = opt("--seconds", "5").parse().expect("--seconds N");
+    let reps: usize = opt("--reps", "3").parse().expect("--reps N");
+    let streams: Vec<usize> = opt("--streams", "1,2,4")
+        .split(',')
+        .map(|s| s.parse().expect("--streams 1,2,4"))
+        .collect();
+    let has = |tool: &str| {
+        Command::new(tool)
+            .arg("-v")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok()
+    };
+    let mut tools: Vec<Tool> = vec![Tool::Ntttcp(false), Tool::Ntttcp(true)];
+    for (name, tool) in [("iperf", Tool::Iperf2), ("iperf3", Tool::Iperf3)] {
+        if has(name) {
+            tools.push(tool);
+        } else {
+            println!("skipping {name}: not installed (apt-get install {name})");
+        }
+    }
+    let (cpus, mhz) = host_cpu();
+    println!(
+        "loopback benchmark: {seconds} s runs, {reps} reps, streams {streams:?}, {cpus} CPUs at {mhz} MHz"
+    );
+    // results[stream index][tool index] = (Gbit/s, c/B) per rep
+    let mut results = vec![vec![Vec::new(); tools.len()]; streams.len()];
+    for rep in 0..reps {
+        for (si, &n) in streams.iter().enumerate() {
+            for (ti, tool) in tools.iter().enumerate() {
+                wait_idle();
+                let port = BASE_PORT + (rep * 100 + si * 20 + ti * 5) as u16 % 900;
+                match tool.run(n, seconds, port) {
+                    Ok(bytes_per_s_and_cpu) => {
+                        let (bps, busy, secs) = bytes_per_s_and_cpu;
+                        let cb = busy * cpus as f64 * mhz * 1e6 * secs / (bps * secs);
+                        let gbit = bps * 8.0 / 1e9;
+                        println!(
+                            "rep {rep} streams {n} {:<16} {gbit:7.2} Gbit/s  {cb:5.2} c/B",
+                            tool.name()
+                        );
+                        results[si][ti].push((gbit, cb));
+                    }
+                    Err(e) => println!("rep {rep} streams {n} {}: failed: {e}", tool.name()),
+                }
+            }
+        }
+    }
+    println!();
+    print!("{:<8}", "streams");
+    for t in &tools {
+        print!(" {:>22}", t.name());
+    }
+    println!("   ntttcp/iperf2  ntttcp/iperf3");
+    for (si, &n) in streams.iter().enumerate() {
+        print!("{n:<8}");
+        let med: Vec<(f64, f64)> = results[si]
+            .iter()
+            .map(|r| {
+                (
+                    median(r.iter().map(|x| x.0).collect()),
+                    median(r.iter().map(|x| x.1).collect()),
+                )
+            })
+            .collect();
+        for (g, c) in &med {
+            print!(" {:>9.2} Gb/s {:>5.2} c/B", g, c);
+        }
+        let ours = med[0].0;
+        let ratio = |t: Tool| {
+            tools
+                .iter()
+                .position(|x| *x == t)
+                .map(|i| format!("{:>14.2}", ours / med[i].0))
+                .unwrap_or_else(|| format!("{:>14}", "-"))
+        };
+        println!(" {} {}", ratio(Tool::Iperf2), ratio(Tool::Iperf3));
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Tool {
+    /// ntttcp; true = `--io async`.
+    Ntttcp(bool),
+    Iperf2,
+    Iperf3,
+}
+
+impl Tool {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Ntttcp(false) => "ntttcp",
+            Self::Ntttcp(true) => "ntttcp --io async",
+            Self::Iperf2 => "iperf2 -P",
+            Self::Iperf3 => "iperf3 x N procs",
+        }
+    }
+
+    /// Runs one measurement; returns (bytes/s, busy fraction, client seconds).
+    fn run(&self, n: usize, secs: u32, port: u16) -> Result<(f64, f64, f64), String> {
+        match self {
+            Self::Ntttcp(async_io) => {
+                let ntttcp = env!("CARGO_BIN_EXE_ntttcp");
+                let common = format!("-m {n},*,127.0.0.1 -p {port} -t {secs}");
+                let rx = Guard(spawn(ntttcp, &format!("-r {common}"))?);
+                let io = if *async_io { " --io async" } else { "" };
+                let (_, busy, wall) = timed(|| output(ntttcp, &format!("-s {common}{io}")))?;
+                let out = wait_output(rx, Duration::from_secs(secs as u64 + 15))?;
+                let bytes_per_s = ntttcp_receiver_rate(&out)?;
+                Ok((bytes_per_s, busy, wall))
+            }
+            Self::Iperf2 => {
+                let _srv = Guard(spawn("iperf", &format!("-s -p {port}"))?);
+                std::thread::sleep(Duration::from_millis(500));
+                let args = format!("-c 127.0.0.1 -p {port} -P {n} -t {secs} -y C");
+                let (out, busy, wall) = timed(|| output("iperf", &args))?;
+                // CSV: the last field is bits/s; with -P > 1 the sum line has id -1.
+                let rate = out
+                    .lines()
+                    .filter_map(|l| {
+                        let f: Vec<&str> = l.split(',').collect();
+                        let id = f.get(5)?;
+                        let bps: f64 = f.last()?.trim().parse().ok()?;
+                        Some((id.to_string(), bps))
+                    })
+                    .max_by(|a, b| {
+                        let key = |x: &(String, f64)| (n == 1 || x.0 == "-1", x.1);
+                        key(a).partial_cmp(&key(b)).unwrap()
+                    })
+                    .ok_or_else(|| format!("no iperf CSV line in {out:?}"))?
+                    .1;
+                Ok((rate / 8.0, busy, wall))
+            }
+            Self::Iperf3 => {
+                let servers: Vec<Guard> = (0..n)
+                    .map(|i| spawn("iperf3", &format!("-s -1 -p {}", port + i as u16)).map(Guard))
+                    .collect::<Result<_, _>>()?;
+                std::thread::sleep(Duration::from_millis(500));
+                let (outs, busy, wall) = timed(|| {
+                    let clients: Vec<Child> = (0..n)
+                        .map(|i| {
+                            let args = format!("-c 127.0.0.1 -p {} -t {secs} -J", port + i as u16);
+                            spawn("iperf3", &args)
+                        })
+                        .collect::<Result<_, _>>()?;
+                    clients
+                        .into_iter()
+                        .map(|c| wait_output(Guard(c), Duration::from_secs(secs as u64 + 15)))
+                        .collect::<Result<Vec<_>, _>>()
+                })?;
+                drop(servers);
+                let mut bps = 0.0;
+                for o in outs {
+                    let v: serde_json::Value =
+                        serde_json::from_str(&o).map_err(|e| format!("iperf3 JSON: {e}"))?;
+                    bps += v["end"]["sum_received"]["bits_per_second"]
+                        .as_f64()
+                        .ok_or("iperf3 JSON lacks end.sum_received")?;
+                }
+                Ok((bps / 8.0, busy, wall))
+            }
+        }
+    }
+}
+
+/// Receiver bytes/s from ntttcp's Totals row (MB/s is 2^20 bytes per second).
+fn ntttcp_receiver_rate(out: &str) -> Result<f64, String> {
+    let lines: Vec<&str> = out.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.starts_with("   Bytes(MEG)"))
+        .ok_or_else(|| format!("no Totals table in receiver output: {out}"))?;
+    let mbs: f64 = lines[i + 2]
+        .split_whitespace()
+        .nth(3)
+        .and_then(|v| v.parse().ok())
+        .ok_or("bad Totals row")?;
+    Ok(mbs * 1048576.0)
+}
+
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(cmd: &str, args: &str) -> Result<Child, String> {
+    Command::new(cmd)
+        .args(args.split_whitespace())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{cmd}: {e}"))
+}
+
+fn output(cmd: &str, args: &str) -> Result<String, String> {
+    let c = spawn(cmd, args)?;
+    wait_output(Guard(c), Duration::from_secs(120))
+}
+
+fn wait_output(mut g: Guard, limit: Duration) -> Result<String, String> {
+    use std::io::Read;
+    let start = Instant::now();
+    loop {
+        if g.0.try_wait().map_err(|e| e.to_string())?.is_some() {
+            break;
+        }
+        if start.elapsed() > limit {
+            return Err("timed out".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut s = String::new();
+    if let Some(mut o) = g.0.stdout.take() {
+        o.read_to_string(&mut s).map_err(|e| e.to_string())?;
+    }
+    Ok(s)
+}
+
+/// Runs `f`, returning its result with the system busy fraction and wall seconds.
+fn timed<T>(f: impl FnOnce() -> Result<T, String>) -> Result<(T, f64, f64), String> {
+    let a = cpu_ticks();
+    let t = Instant::now();
+    let r = f()?;
+    let wall = t.elapsed().as_secs_f64();
+    let b = cpu_ticks();
+    let total = (b.0 - a.0) as f64;
+    let idle = (b.1 - a.1) as f64;
+    Ok((r, if total > 0.0 { 1.0 - idle / total } else { 0.0 }, wall))
+}
+
+/// (total, idle+iowait) ticks of the aggregate /proc/stat line.
+fn cpu_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let v: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    if v.len() < 5 {
+        return (0, 0);
+    }
+    (v.iter().sum(), v[3] + v[4])
+}
+
+fn host_cpu() -> (usize, f64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let cpus = stat
+        .lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+        .count();
+    let mhz = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("cpu MHz"))
+        .and_then(|l| l.split(':').nth(1)?.trim().parse().ok())
+        .unwrap_or(0.0);
+    (cpus.max(1), mhz)
+}
+
+/// Waits (at most 30 s) until the machine is under 10 % busy over half a second.
+fn wait_idle() {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(30) {
+        let a = cpu_ticks();
+        std::thread::sleep(Duration::from_millis(500));
+        let b = cpu_ticks();
+        let total = (b.0 - a.0) as f64;
+        if total > 0.0 && 1.0 - (b.1 - a.1) as f64 / total < 0.10 {
+            return;
+        }
+    }
+    println!("(machine not idle after 30 s; measuring anyway)");
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
