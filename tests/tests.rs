@@ -7,3 +7,4 @@ mod util;
 mod cli;
 mod conformance;
 mod loopback;
+mod netns;

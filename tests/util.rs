@@ -33,7 +33,19 @@ impl Output {
 
 /// Starts `ntttcp ARGS`.
 pub(crate) fn spawn(label: &str, args: &str) -> Proc {
-    let child = Command::new(bin())
+    start(Command::new(bin()), label, args)
+}
+
+/// Starts `ntttcp ARGS` inside network namespace `ns` (`ip netns exec` execs the binary,
+/// so the PID is ntttcp's own).
+pub(crate) fn spawn_in(ns: &str, label: &str, args: &str) -> Proc {
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", ns, bin()]);
+    start(cmd, label, args)
+}
+
+fn start(mut cmd: Command, label: &str, args: &str) -> Proc {
+    let child = cmd
         .args(args.split_whitespace())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -1,0 +1,134 @@
+//! Two hosts on one machine: network namespaces joined by a veth pair, created and
+//! removed by each test (needs root, as CI runs). Each test uses its own namespace
+//! names, veth names and /24 subnet (10.201.N.0/24), so tests run in parallel.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::util::{Proc, Tables, assert_close, parse_tables, spawn_in};
+
+/// Two namespaces `a` (sender side, .1) and `b` (receiver side, .2) on a veth pair;
+/// deleted again on drop, also when the test fails.
+pub(crate) struct TwoHosts {
+    pub(crate) a: String,
+    pub(crate) b: String,
+    pub(crate) ip_a: String,
+    pub(crate) ip_b: String,
+}
+
+fn ip(args: &str) {
+    let out = Command::new("ip")
+        .args(args.split_whitespace())
+        .output()
+        .expect("run ip (iproute2)");
+    assert!(
+        out.status.success(),
+        "ip {args}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl TwoHosts {
+    /// Creates namespaces `nt{tag}a`/`nt{tag}b` with 10.201.{net}.1/.2.
+    pub(crate) fn new(tag: &str, net: u8) -> Self {
+        assert!(
+            is_root(),
+            "network-namespace tests need root (CAP_NET_ADMIN); CI runs them as root"
+        );
+        let h = Self {
+            a: format!("nt{tag}a"),
+            b: format!("nt{tag}b"),
+            ip_a: format!("10.201.{net}.1"),
+            ip_b: format!("10.201.{net}.2"),
+        };
+        h.cleanup();
+        ip(&format!("netns add {}", h.a));
+        ip(&format!("netns add {}", h.b));
+        let (va, vb) = (format!("v{tag}a"), format!("v{tag}b"));
+        ip(&format!("link add {va} type veth peer name {vb}"));
+        ip(&format!("link set {va} netns {}", h.a));
+        ip(&format!("link set {vb} netns {}", h.b));
+        ip(&format!("-n {} addr add {}/24 dev {va}", h.a, h.ip_a));
+        ip(&format!("-n {} addr add {}/24 dev {vb}", h.b, h.ip_b));
+        for (ns, dev) in [(&h.a, &va), (&h.b, &vb)] {
+            ip(&format!("-n {ns} link set {dev} up"));
+            ip(&format!("-n {ns} link set lo up"));
+        }
+        h
+    }
+
+    fn cleanup(&self) {
+        for ns in [&self.a, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
+
+impl Drop for TwoHosts {
+    fn drop(&mut self) {
+        self.cleanup();
+    }
+}
+
+/// Whether we run as root (reads /proc/self/status; no unsafe libc call needed).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
+        .unwrap_or(false)
+}
+
+fn finish(p: Proc) -> (i32, Tables, String) {
+    let o = p.wait(Duration::from_secs(30));
+    let t = parse_tables(&o.stdout);
+    assert_eq!(t.len(), 1, "{o:?}");
+    (o.code().unwrap_or(-1), t[0].clone(), o.stderr)
+}
+
+#[test]
+fn two_hosts_sync_run_across_veth() {
+    let h = TwoHosts::new("s1", 1);
+    let m = format!("-m 2,*,{} -p 23001 -W 1 -t 2", h.ip_b);
+    let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
+    let s = spawn_in(&h.a, "sender", &format!("-s {m}"));
+    let (sc, st, se) = finish(s);
+    let (rc, rt, re) = finish(r);
+    assert_eq!((sc, rc), (0, 0), "sender: {se}\nreceiver: {re}");
+    assert!(rt.meg > 1.0, "{rt:?}");
+    assert_close(st.meg, rt.meg, 1.0, "sender vs receiver bytes across veth");
+}
+
+#[test]
+fn two_hosts_windows_sender_linux_receiver_no_sync() {
+    let h = TwoHosts::new("n1", 2);
+    let r = spawn_in(
+        &h.b,
+        "receiver",
+        &format!("-r -m 2,*,{} -N -p 23101 -W 1 -t 2", h.ip_b),
+    );
+    let s = spawn_in(
+        &h.a,
+        "sender",
+        &format!("-s -m 2,*,{} -ns -p 23101 -wu 1 -t 2", h.ip_b),
+    );
+    let (sc, st, se) = finish(s);
+    let (rc, rt, re) = finish(r);
+    assert_eq!((sc, rc), (0, 0), "sender: {se}\nreceiver: {re}");
+    assert_close(st.meg, rt.meg, 1.0, "sender vs receiver bytes (no sync)");
+}
+
+#[test]
+fn receiver_address_of_another_host_is_a_usage_error() {
+    let h = TwoHosts::new("u1", 3);
+    // 10.201.3.1 belongs to namespace a, not b.
+    let o =
+        spawn_in(&h.b, "receiver", &format!("-r {} -t 1", h.ip_a)).wait(Duration::from_secs(10));
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(
+        o.stderr.contains("not an address of this host"),
+        "{}",
+        o.stderr
+    );
+}
