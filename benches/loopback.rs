@@ -139,21 +139,24 @@ impl Tool {
                 std::thread::sleep(Duration::from_millis(500));
                 let args = format!("-c 127.0.0.1 -p {port} -P {n} -t {secs} -y C");
                 let (out, busy, wall) = timed(|| output("iperf", &args))?;
-                // CSV: the last field is bits/s; with -P > 1 the sum line has id -1.
-                let rate = out
+                // CSV: the last field is bits/s, field 5 the stream id. Some versions add
+                // a sum line with id -1; 2.1.8 does not, so sum the streams then.
+                let lines: Vec<(String, f64)> = out
                     .lines()
                     .filter_map(|l| {
                         let f: Vec<&str> = l.split(',').collect();
-                        let id = f.get(5)?;
+                        let id = f.get(5)?.to_string();
                         let bps: f64 = f.last()?.trim().parse().ok()?;
-                        Some((id.to_string(), bps))
+                        Some((id, bps))
                     })
-                    .max_by(|a, b| {
-                        let key = |x: &(String, f64)| (n == 1 || x.0 == "-1", x.1);
-                        key(a).partial_cmp(&key(b)).unwrap()
-                    })
-                    .ok_or_else(|| format!("no iperf CSV line in {out:?}"))?
-                    .1;
+                    .collect();
+                if lines.is_empty() {
+                    return Err(format!("no iperf CSV line in {out:?}"));
+                }
+                let rate = match lines.iter().find(|(id, _)| id == "-1") {
+                    Some((_, sum)) => *sum,
+                    None => lines.iter().map(|(_, b)| b).sum(),
+                };
                 Ok((rate / 8.0, busy, wall))
             }
             Self::Iperf3 => {

@@ -165,3 +165,103 @@ async fn wait_until<M: Monitor>(
         None => Some(mon.next(phase).await),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Delivers scripted events at fixed offsets from its creation.
+    struct Script {
+        t0: Instant,
+        events: Vec<(u64, Event)>,
+    }
+
+    impl Monitor for Script {
+        async fn next(&mut self, _phase: Phase) -> Event {
+            match self.events.first().cloned() {
+                Some((ms, ev)) => {
+                    tokio::time::sleep_until((self.t0 + Duration::from_millis(ms)).into()).await;
+                    // Only reached when not cancelled: the event is consumed exactly once.
+                    self.events.remove(0);
+                    ev
+                }
+                None => std::future::pending().await,
+            }
+        }
+    }
+
+    fn plan(warmup: u64, measure: Option<u64>, cycle: Option<u64>) -> Plan {
+        Plan {
+            warmup: Duration::from_millis(warmup),
+            measure: measure.map(Duration::from_millis),
+            cycle: cycle.map(Duration::from_millis),
+        }
+    }
+
+    fn run_script(p: Plan, events: Vec<(u64, Event)>) -> (Window, Duration) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let t0 = Instant::now();
+            let mut s = Script { t0, events };
+            let w = run(t0, p, &[], &mut s).await;
+            (w, t0.elapsed())
+        })
+    }
+
+    #[test]
+    fn phases_run_to_their_timers() {
+        let (w, took) = run_script(plan(50, Some(200), Some(400)), vec![]);
+        assert_eq!(w.ended, End::Completed);
+        assert!((0.19..0.35).contains(&w.seconds), "{}", w.seconds);
+        assert!(
+            took >= Duration::from_millis(400),
+            "cool-down waited: {took:?}"
+        );
+    }
+
+    #[test]
+    fn interrupt_in_warmup_measures_nothing() {
+        let (w, took) = run_script(plan(2000, Some(1000), None), vec![(30, Event::Interrupted)]);
+        assert_eq!((w.ended, w.seconds), (End::Interrupted, 0.0));
+        assert!(took < Duration::from_millis(1000));
+    }
+
+    #[test]
+    fn fault_mid_measurement_keeps_the_time_measured() {
+        let (w, _) = run_script(
+            plan(0, Some(5000), Some(6000)),
+            vec![(300, Event::Fault("gone".into()))],
+        );
+        assert_eq!(w.ended, End::Fault("gone".into()));
+        assert!((0.25..1.0).contains(&w.seconds), "{}", w.seconds);
+    }
+
+    #[test]
+    fn peer_closing_in_the_last_moments_is_a_normal_end() {
+        let (w, _) = run_script(
+            plan(0, Some(700), None),
+            vec![(400, Event::Fault("closed".into()))],
+        );
+        assert_eq!(w.ended, End::Completed);
+    }
+
+    #[test]
+    fn any_event_ends_the_cooldown_without_changing_the_result() {
+        let (w, took) = run_script(
+            plan(0, Some(100), Some(5000)),
+            vec![(300, Event::Fault("closed".into()))],
+        );
+        assert_eq!(w.ended, End::Completed);
+        assert!(took < Duration::from_secs(2), "{took:?}");
+    }
+
+    #[test]
+    fn continuous_mode_runs_until_an_event() {
+        let (w, _) = run_script(plan(0, None, None), vec![(250, Event::Interrupted)]);
+        assert_eq!(w.ended, End::Interrupted);
+        assert!((0.2..1.0).contains(&w.seconds), "{}", w.seconds);
+    }
+}
