@@ -28,6 +28,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if config.verbose {
+        print!("{}", ntttcp::report::settings::render(&config));
+    }
     let interrupt = Flag::new();
     if let Err(e) = ntttcp::stop::install_signal_handlers(interrupt.clone()) {
         eprintln!("ntttcp: warning: Ctrl+C handling unavailable: {e}");

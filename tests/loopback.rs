@@ -1,6 +1,6 @@
 //! Receiver and sender as two real processes on 127.0.0.1: normal runs in both sync modes
 //! and both dialects, the one-process loopback mode, and the ways a test can end early.
-//! PORTS: 21000-21999, 100 per test.
+//! PORTS: 21000-21999 and 24000-24999, 100 per test.
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -161,4 +161,70 @@ fn sender_expecting_more_ports_fails_within_the_connect_deadline() {
         "{}",
         o.stderr
     );
+}
+
+#[test]
+fn sender_ends_on_time_when_the_receiver_stops_reading() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 24001 -t 3");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 24001 -t 3");
+    std::thread::sleep(Duration::from_secs(1));
+    r.signal(19); // SIGSTOP: the receiver's windows fill up and stay full
+    let so = s.wait(Duration::from_secs(10));
+    r.signal(18);
+    assert!(
+        so.elapsed < Duration::from_millis(5500),
+        "took {:?}",
+        so.elapsed
+    );
+    let t = one_table(&so.stdout);
+    assert_close(t.realtime, 3.0, 5.0, "sender measured its whole duration");
+}
+
+#[test]
+fn receiver_ends_on_time_when_the_sender_stops_sending() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 24101 -t 3");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 24101 -t 3");
+    std::thread::sleep(Duration::from_secs(1));
+    s.signal(19); // SIGSTOP: connections stay open but silent
+    let ro = r.wait(Duration::from_secs(10));
+    s.signal(18);
+    assert_eq!(ro.code(), Some(0), "{ro:?}");
+    assert!(
+        ro.elapsed < Duration::from_millis(5500),
+        "took {:?}",
+        ro.elapsed
+    );
+    let t = one_table(&ro.stdout);
+    assert_close(t.realtime, 3.0, 5.0, "receiver measured its whole duration");
+}
+
+#[test]
+fn verbose_prints_the_settings_block_first() {
+    let o = run("-r 127.0.0.1 -P 3 -p 24201 -t 1 -V -Z", LIMIT);
+    assert_eq!(
+        o.code(),
+        Some(2),
+        "usage errors come before the settings: {o:?}"
+    );
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 24201 -t 1 -V");
+    let so = run("-s 127.0.0.1 -P 1 -n 1 -p 24201 -t 1 -V", LIMIT);
+    let ro = r.wait(LIMIT);
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+    assert!(
+        so.stdout
+            .contains("*** sender role\nconnections:\t\t\t 1 X 1 X 1\n"),
+        "{}",
+        so.stdout
+    );
+    assert!(
+        ro.stdout.contains("*** receiver role\nports:\t\t\t\t 1\n"),
+        "{}",
+        ro.stdout
+    );
+    assert!(
+        so.stderr.contains("1 connections created in"),
+        "{}",
+        so.stderr
+    );
+    one_table(&so.stdout);
 }

@@ -1,8 +1,9 @@
 //! The one result model every renderer reads. Measurement code builds a `Report`;
-//! `console` turns it into the NTttcp tables. Field docs are the schema of any
+//! `console` turns it into the NTttcp tables; `settings` renders the `-V` settings block. Field docs are the schema of any
 //! structured output built from it.
 
 pub mod console;
+pub mod settings;
 
 use serde::Serialize;
 

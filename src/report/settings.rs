@@ -1,0 +1,123 @@
+//! The settings block printed before a run with `-V`, in ntttcp-for-linux's layout
+//! (tab-separated `name:\t value` lines closed by a line of 57 dashes).
+
+use std::fmt::Write;
+
+use crate::config::{Config, Role};
+
+/// Renders the settings block for `cfg`.
+pub fn render(cfg: &Config) -> String {
+    let mut o = String::new();
+    let mut line = |name: &str, value: &str| {
+        let _ = writeln!(o, "{name}\t {value}");
+    };
+    let roles: &[Role] = match cfg.role {
+        Role::Loopback => &[Role::Sender, Role::Receiver],
+        _ => std::slice::from_ref(&cfg.role),
+    };
+    let on_off = |b: bool| if b { "enabled" } else { "disabled" };
+    let secs = |s: u32, zero: &str| {
+        if s == 0 {
+            zero.to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    let mut header = String::new();
+    for role in roles {
+        let name = if *role == Role::Sender {
+            "sender"
+        } else {
+            "receiver"
+        };
+        let _ = writeln!(header, "*** {name} role");
+    }
+    if !cfg.sync {
+        header.push_str("*** no sender/receiver synch\n");
+    }
+    for role in roles {
+        if *role == Role::Sender {
+            line(
+                "connections:\t\t",
+                &format!(
+                    "{} X {} X {}",
+                    cfg.ports.len(),
+                    cfg.threads_per_port,
+                    cfg.conns_per_thread
+                ),
+            );
+        } else {
+            line("ports:\t\t\t", &cfg.ports.len().to_string());
+        }
+    }
+    line("cpu affinity:\t\t", &cfg.ports[0].cpu.to_string());
+    line("server address:\t\t", &cfg.host_of(0));
+    line("domain:\t\t\t", if cfg.ipv6 { "IPv6" } else { "IPv4" });
+    line("protocol:\t\t", "TCP");
+    line("server port starting at:", &cfg.base_port.to_string());
+    for role in roles {
+        if *role == Role::Sender {
+            line("sender socket buffer (bytes):", &cfg.send_size.to_string());
+        } else {
+            line(
+                "receiver socket buffer (bytes):",
+                &cfg.recv_size.to_string(),
+            );
+        }
+    }
+    line("tcp nodelay:\t\t", "no");
+    let tl = cfg.timeline;
+    line("test warm-up (sec):\t", &secs(tl.warmup, "no"));
+    line("test duration (sec):\t", &secs(tl.duration, "continuous"));
+    line("test cool-down (sec):\t", &secs(tl.cooldown, "no"));
+    line("show system tcp retransmit:", "no");
+    line("quiet mode:\t\t", on_off(cfg.quiet));
+    line("verbose mode:\t\t", on_off(cfg.verbose));
+    format!("{header}{o}{}\n", "-".repeat(57))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Parsed, parse};
+
+    fn config(line: &str) -> Config {
+        let args: Vec<std::ffi::OsString> = std::iter::once("ntttcp")
+            .chain(line.split_whitespace())
+            .map(Into::into)
+            .collect();
+        match parse(&args, &[0, 1]).unwrap() {
+            Parsed::Run(c, _) => *c,
+            Parsed::Info(_) => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn sender_block_matches_the_linux_layout() {
+        let got = render(&config("-s 10.0.0.5 -P 2 -n 3 -l 4 -W 1 -t 0 -V"));
+        let want = "*** sender role\n\
+            connections:\t\t\t 2 X 3 X 4\n\
+            cpu affinity:\t\t\t *\n\
+            server address:\t\t\t 10.0.0.5\n\
+            domain:\t\t\t\t IPv4\n\
+            protocol:\t\t\t TCP\n\
+            server port starting at:\t 5001\n\
+            sender socket buffer (bytes):\t 131072\n\
+            tcp nodelay:\t\t\t no\n\
+            test warm-up (sec):\t\t 1\n\
+            test duration (sec):\t\t continuous\n\
+            test cool-down (sec):\t\t no\n\
+            show system tcp retransmit:\t no\n\
+            quiet mode:\t\t\t disabled\n\
+            verbose mode:\t\t\t enabled\n";
+        assert_eq!(got, format!("{want}{}\n", "-".repeat(57)));
+    }
+
+    #[test]
+    fn receiver_and_no_sync_lines() {
+        let got = render(&config("-r -m 4,1,127.0.0.1 -N"));
+        assert!(got.starts_with("*** receiver role\n*** no sender/receiver synch\n"));
+        assert!(got.contains("ports:\t\t\t\t 4\n") && got.contains("cpu affinity:\t\t\t 1\n"));
+        assert!(got.contains("receiver socket buffer (bytes):\t 65536\n"));
+    }
+}
