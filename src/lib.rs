@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+pub use cli::Presentation;
 use config::{Config, Role};
 use report::Report;
 use stop::Flag;
@@ -81,6 +82,24 @@ impl Outcome {
             return End::Interrupted;
         }
         End::Completed
+    }
+}
+
+/// Exit status: the test completed (also when the peer ended it early and said so).
+pub const EXIT_OK: u8 = 0;
+/// Exit status: a runtime failure (peer unreachable or lost, handshake refused, port in use).
+pub const EXIT_FAILURE: u8 = 1;
+/// Exit status: a usage error.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status: interrupted by Ctrl+C or SIGTERM.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// The exit status for a test that measured something and ended as `end`.
+pub fn exit_status(end: &End) -> u8 {
+    match end {
+        End::Completed | End::PeerEnded => EXIT_OK,
+        End::Fault(_) => EXIT_FAILURE,
+        End::Interrupted => EXIT_INTERRUPTED,
     }
 }
 
@@ -160,4 +179,45 @@ async fn join_workers(
 /// The first failure any worker recorded.
 fn worker_failure(workers: &[Arc<Worker>]) -> Option<String> {
     workers.iter().find_map(|w| w.failure())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(end: End) -> Report {
+        Report {
+            side: report::Side::Sender,
+            buffer_len: 1,
+            realtime_s: 1.0,
+            threads: vec![],
+            connections: 0,
+            cpu_count: 1,
+            cpu_mhz: 0.0,
+            sys: Default::default(),
+            negotiated_cycle_s: None,
+            end,
+        }
+    }
+
+    #[test]
+    fn the_worst_end_decides_the_exit_status() {
+        let o = |ends: Vec<End>| Outcome {
+            reports: ends.into_iter().map(report).collect(),
+        };
+        let fault = End::Fault("lost".into());
+        assert_eq!(
+            o(vec![End::Completed, End::PeerEnded]).end(),
+            End::Completed
+        );
+        assert_eq!(
+            o(vec![End::Interrupted, End::PeerEnded]).end(),
+            End::Interrupted
+        );
+        assert_eq!(o(vec![End::Interrupted, fault.clone()]).end(), fault);
+        assert_eq!(exit_status(&End::Completed), 0);
+        assert_eq!(exit_status(&End::PeerEnded), 0);
+        assert_eq!(exit_status(&fault), 1);
+        assert_eq!(exit_status(&End::Interrupted), 130);
+    }
 }

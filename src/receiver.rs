@@ -182,7 +182,13 @@ async fn serve_sync(
         match listener.accept().await {
             Ok((s, _)) => {
                 let conn = Connection::new(s, deadline);
-                tokio::spawn(sync_session(conn, state.clone(), start.clone(), duration));
+                tokio::spawn(sync_session(
+                    conn,
+                    state.clone(),
+                    start.clone(),
+                    duration,
+                    deadline,
+                ));
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
         }
@@ -196,6 +202,7 @@ async fn sync_session(
     state: Arc<Mutex<State>>,
     start: mpsc::Sender<(Connection, u32)>,
     duration: u32,
+    start_wait: Duration,
 ) -> Result<()> {
     let current = |s: &Arc<Mutex<State>>| *s.lock().unwrap_or_else(|p| p.into_inner());
     Request::decode(RequestPhase::Query, conn.recv().await?)?;
@@ -206,7 +213,10 @@ async fn sync_session(
     let n = message::negotiate(p, duration);
     conn.send(Reply::Negotiated(n).value()).await?;
     loop {
-        match Request::decode(RequestPhase::Start, conn.recv().await?)? {
+        // Between the proposal and 'R' the sender opens its data connections, which its
+        // own connect deadline bounds; give it that deadline twice over.
+        let v = conn.recv_within(2 * start_wait).await?;
+        match Request::decode(RequestPhase::Start, v)? {
             Request::Query => conn.send(Reply::State(current(&state)).value()).await?,
             Request::Start => {
                 let won = {

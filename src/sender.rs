@@ -15,7 +15,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-use crate::config::Config;
+use crate::config::{Config, Dialect};
 use crate::control::message::{Reply, ReplyPhase, Request, State};
 use crate::control::{Connection, Incoming, Writer};
 use crate::report::{Report, Side};
@@ -31,6 +31,14 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         .map(|j| resolve(&cfg.host_of(j), cfg.port(j), cfg.ipv6))
         .collect::<Result<Vec<_>>>()?;
 
+    if cfg.sync && cfg.dialect == Dialect::Windows {
+        notes(Note::Warn(
+            "Windows-dialect line without -ns: using the ntttcp-for-linux sync protocol \
+             (Windows NTttcp's own handshake is not implemented yet); add -ns on both \
+             sides to test against Windows NTttcp"
+                .into(),
+        ));
+    }
     // One sync session per receiver host, on the port below that host's first data port.
     let mut sessions = Vec::new();
     let mut negotiated = cfg.timeline.cycle();

@@ -61,13 +61,14 @@ impl Connection {
 
     /// Receives one message; a clean close before any byte is an error too.
     pub async fn recv(&mut self) -> Result<i32> {
+        self.recv_within(self.deadline).await
+    }
+
+    /// Receives one message, waiting at most `deadline` instead of the usual one.
+    pub async fn recv_within(&mut self, deadline: Duration) -> Result<i32> {
         let mut buf = [0u8; 4];
-        match timeout(self.deadline, self.stream.read_exact(&mut buf)).await {
-            Err(_) => bail!(
-                "sync peer {} sent nothing for {:?}",
-                self.peer,
-                self.deadline
-            ),
+        match timeout(deadline, self.stream.read_exact(&mut buf)).await {
+            Err(_) => bail!("sync peer {} sent nothing for {deadline:?}", self.peer),
             Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
                 bail!("sync peer {} closed the connection", self.peer)
             }

@@ -4,6 +4,7 @@
 
 pub mod console;
 pub mod settings;
+pub mod terminal;
 
 use serde::Serialize;
 
