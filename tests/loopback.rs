@@ -228,3 +228,21 @@ fn verbose_prints_the_settings_block_first() {
     );
     one_table(&so.stdout);
 }
+
+#[test]
+fn ipv6_loopback_both_spellings() {
+    check_pair(
+        "-r ::1 -6 -P 1 -p 24401 -W 1 -t 2",
+        "-s [::1] -6 -P 1 -n 1 -p 24401 -W 1 -t 2",
+        2.0,
+    );
+}
+
+#[test]
+fn one_process_loopback_no_sync() {
+    let o = run("--loopback -N -P 2 -n 1 -p 24501 -W 1 -t 2", LIMIT);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let t = parse_tables(&o.stdout);
+    assert_eq!(t.len(), 2, "{}", o.stdout);
+    assert_close(t[0].meg, t[1].meg, 1.0, "loopback -N sender vs receiver");
+}
