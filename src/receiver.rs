@@ -1,6 +1,7 @@
 //! The receiver role, top to bottom: bind every data port and the sync port (failing at
 //! once, naming the port), start one pinned worker per port, wait for a sender (the sync
-//! handshake, or in no-sync mode the first data connection), run the timeline, report.
+//! handshake, or in no-sync mode the first bytes on any data connection), run the timeline,
+//! report.
 //!
 //! The sync listener keeps answering while a test runs, so a second sender hears
 //! "busy" instead of hanging; a dead sender ends the test early with a fault.

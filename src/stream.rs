@@ -267,7 +267,9 @@ pub fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
 }
 
 /// Body of a receiver worker thread: accept on `listener` and drain every connection
-/// until `stop`. `first` is set at the first accepted connection of any worker.
+/// until `stop`. `first` is set when the first bytes arrive on any connection of any
+/// worker (the no-sync receiver's start: it lines our clock up with the sender's, which
+/// starts once all its connections are up, better than the first accept would).
 pub fn recv_worker(
     listener: TcpListener,
     cpu: usize,
@@ -291,8 +293,7 @@ pub fn recv_worker(
                     Ok((s, _peer)) => {
                         me.open.fetch_add(1, Ordering::Release);
                         me.connections.fetch_add(1, Ordering::Release);
-                        first.trigger_once();
-                        tokio::spawn(drain(s, size, me.clone()));
+                        tokio::spawn(drain(s, size, me.clone(), first.clone()));
                     }
                     // Out of descriptors or a connection reset before accept: keep
                     // serving the others, pausing so a persistent error does not spin.
@@ -310,12 +311,19 @@ pub fn recv_worker(
     // Dropping the runtime cancels the drain tasks and closes their sockets.
 }
 
-async fn drain(mut s: tokio::net::TcpStream, size: usize, me: Arc<Worker>) {
+async fn drain(mut s: tokio::net::TcpStream, size: usize, me: Arc<Worker>, first: Flag) {
     let mut buf = vec![0u8; size];
+    let mut flowing = false;
     loop {
         match s.read(&mut buf).await {
             Ok(0) => break,
-            Ok(n) => me.counters.add(n),
+            Ok(n) => {
+                me.counters.add(n);
+                if !flowing {
+                    flowing = true;
+                    first.trigger_once();
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             // A reset is how some senders end; either way this connection is done.
             Err(_) => break,

@@ -246,3 +246,27 @@ fn one_process_loopback_no_sync() {
     assert_eq!(t.len(), 2, "{}", o.stdout);
     assert_close(t[0].meg, t[1].meg, 1.0, "loopback -N sender vs receiver");
 }
+
+#[test]
+fn ctrl_c_on_receiver_prints_results_and_the_sender_reports_the_loss() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 24601 -t 20");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 24601 -t 20");
+    std::thread::sleep(Duration::from_secs(3));
+    r.signal(2);
+    let ro = r.wait(Duration::from_secs(5));
+    let so = s.wait(Duration::from_secs(5));
+    assert_eq!(ro.code(), Some(130), "{ro:?}");
+    assert_eq!(
+        so.code(),
+        Some(1),
+        "the receiver went away mid-test: {so:?}"
+    );
+    assert!(
+        so.stderr.contains("test ended early: receiver"),
+        "{}",
+        so.stderr
+    );
+    let (rt, st) = (one_table(&ro.stdout), one_table(&so.stdout));
+    assert!(rt.realtime < 5.0 && st.realtime < 5.0, "{rt:?} {st:?}");
+    assert!(rt.meg > 1.0 && st.meg > 1.0);
+}

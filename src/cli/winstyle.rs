@@ -458,13 +458,24 @@ mod tests {
         // -W and -C are not Windows flags at all (warm-up is -wu, cool-down -cd).
         let e = norm("-s -m 1,*,h -ns -C 1").unwrap_err();
         assert!(e.contains("unknown Windows NTttcp flag '-C'"), "{e}");
+        // -b does not exist on Windows, and options are separate tokens there.
+        let e = norm("-s -m 1,*,h -ns -b 64K").unwrap_err();
+        assert!(e.contains("unknown Windows NTttcp flag '-b'"), "{e}");
+        let e = norm("-s10.0.0.4 -m 1,*,h -ns").unwrap_err();
+        assert!(
+            e.contains("unknown Windows NTttcp flag '-s10.0.0.4'"),
+            "{e}"
+        );
         let e = norm("-s -m 1,*,h -ns -t").unwrap_err();
         assert!(e.contains("'-t' needs a value"), "{e}");
     }
 
     #[test]
     fn linux_unsupported_flags_say_so() {
+        // The Linux letters of the collision table that this build does not implement.
         for f in [
+            "-M",
+            "-L",
             "-x",
             "-xout.xml",
             "-D",
