@@ -108,25 +108,8 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     };
     notes(Note::Started);
 
-    let secs = |s: u32| Duration::from_secs(s.into());
-    let tl = cfg.timeline;
-    let plan = match negotiated {
-        0 => Plan {
-            warmup: secs(tl.warmup),
-            measure: None,
-            cycle: None,
-        },
-        // The sender's proposal is its whole cycle; our own warm-up and cool-down are
-        // taken out of it so the measured part lines up with the sender's.
-        n => Plan {
-            warmup: secs(tl.warmup),
-            measure: Some(secs(
-                tl.duration
-                    .min(n.saturating_sub(tl.warmup).saturating_sub(tl.cooldown)),
-            )),
-            cycle: Some(secs(n)),
-        },
-    };
+    // The sender's proposal is its whole cycle: our cool-down must fit inside it.
+    let plan = Plan::within(cfg.timeline, negotiated, true);
     let mut mon = ReceiverMonitor {
         incoming: Some(incoming),
         writer,

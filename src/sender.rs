@@ -127,20 +127,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         workers: &workers,
         tick: tokio::time::interval(Duration::from_millis(100)),
     };
-    let secs = |s: u32| Duration::from_secs(s.into());
-    let tl = cfg.timeline;
-    let plan = match negotiated {
-        0 => Plan {
-            warmup: secs(tl.warmup),
-            measure: None,
-            cycle: None,
-        },
-        n => Plan {
-            warmup: secs(tl.warmup),
-            measure: Some(secs(tl.duration.min(n.saturating_sub(tl.warmup)))),
-            cycle: Some(secs(n)),
-        },
-    };
+    let plan = Plan::within(cfg.timeline, negotiated, false);
     let window = timeline::run(t0, plan, &workers, &mut mon).await;
     stop.trigger();
 

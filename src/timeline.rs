@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::config::Timeline;
 use crate::stream::Worker;
 use crate::sys::Snapshot;
 
@@ -73,6 +74,33 @@ pub struct Plan {
     pub measure: Option<Duration>,
     /// Whole cycle from the start; None = no cool-down wait.
     pub cycle: Option<Duration>,
+}
+
+impl Plan {
+    /// The phases of a side whose own settings are `tl`, inside a negotiated cycle of
+    /// `cycle` seconds (0 = continuous: measure until an event). Measurement is the own
+    /// duration, cut short if the cycle leaves less room after warm-up, and after the own
+    /// cool-down too when `reserve_cooldown` (the receiver: the cycle is the sender's
+    /// W+t+C, so our cool-down must fit inside it).
+    pub fn within(tl: Timeline, cycle: u32, reserve_cooldown: bool) -> Self {
+        let secs = |s: u32| Duration::from_secs(s.into());
+        let reserved = if reserve_cooldown { tl.cooldown } else { 0 };
+        match cycle {
+            0 => Self {
+                warmup: secs(tl.warmup),
+                measure: None,
+                cycle: None,
+            },
+            n => Self {
+                warmup: secs(tl.warmup),
+                measure: Some(secs(
+                    tl.duration
+                        .min(n.saturating_sub(tl.warmup).saturating_sub(reserved)),
+                )),
+                cycle: Some(secs(n)),
+            },
+        }
+    }
 }
 
 /// What was measured.
@@ -209,6 +237,27 @@ mod tests {
             let w = run(t0, p, &[], &mut s).await;
             (w, t0.elapsed())
         })
+    }
+
+    #[test]
+    fn plans_within_a_negotiated_cycle() {
+        let tl = Timeline {
+            warmup: 1,
+            duration: 10,
+            cooldown: 2,
+        };
+        let s = Duration::from_secs;
+        let p = Plan::within(tl, 13, false);
+        assert_eq!(
+            (p.warmup, p.measure, p.cycle),
+            (s(1), Some(s(10)), Some(s(13)))
+        );
+        assert_eq!(Plan::within(tl, 60, true).measure, Some(s(10)));
+        // A stock multi-client receiver may impose a shorter cycle.
+        assert_eq!(Plan::within(tl, 8, false).measure, Some(s(7)));
+        assert_eq!(Plan::within(tl, 8, true).measure, Some(s(5)));
+        let c = Plan::within(tl, 0, true);
+        assert_eq!((c.measure, c.cycle), (None, None));
     }
 
     #[test]

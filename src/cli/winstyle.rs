@@ -160,6 +160,11 @@ pub fn normalize(args: &[OsString], long_names: &[String]) -> Result<Normalized,
                 .to_string(),
         );
     }
+    // Nothing after `--` is looked at, let alone rewritten.
+    let tail = match rest.iter().position(|a| a == "--") {
+        Some(i) => rest.split_off(i),
+        None => Vec::new(),
+    };
     let (forced, rest) = take_dialect(rest)?;
     let dialect = forced.unwrap_or_else(|| detect(&rest));
     let mut spelled = Vec::new();
@@ -168,7 +173,7 @@ pub fn normalize(args: &[OsString], long_names: &[String]) -> Result<Normalized,
         Dialect::Windows => windows(rest, &mut spelled)?,
     };
     let mut out = vec![program];
-    out.extend(rewritten.into_iter().map(OsString::from));
+    out.extend(rewritten.into_iter().chain(tail).map(OsString::from));
     Ok(Normalized {
         dialect,
         args: out,
@@ -182,11 +187,6 @@ fn take_dialect(args: Vec<String>) -> Result<(Option<Dialect>, Vec<String>), Str
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
-        if a == "--" {
-            out.push(a);
-            out.extend(it.by_ref());
-            break;
-        }
         let value = if a == "--dialect" {
             Some(
                 it.next()
@@ -209,11 +209,10 @@ fn take_dialect(args: Vec<String>) -> Result<(Option<Dialect>, Vec<String>), Str
     Ok((forced, out))
 }
 
-/// Windows when any token before `--` is a Windows-only spelling, in any letter case.
+/// Windows when any token (before `--`) is a Windows-only spelling, in any letter case.
 pub fn detect(args: &[String]) -> Dialect {
     let windows = args
         .iter()
-        .take_while(|a| *a != "--")
         .filter_map(|a| a.strip_prefix('-'))
         .any(|name| WINDOWS_ONLY.contains(&name.to_ascii_lowercase().as_str()));
     if windows {
@@ -229,13 +228,7 @@ fn linux(
     spelled: &mut Vec<(String, String)>,
 ) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(args.len());
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        if a == "--" {
-            out.push(a);
-            out.extend(it.by_ref());
-            break;
-        }
+    for a in args {
         if let Some((flag, what)) = LINUX_UNSUPPORTED.iter().find(|(f, _)| {
             a == *f
                 || (f.len() == 2 && a.starts_with(f))
@@ -264,11 +257,6 @@ fn windows(args: Vec<String>, spelled: &mut Vec<(String, String)>) -> Result<Vec
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.into_iter().peekable();
     while let Some(a) = it.next() {
-        if a == "--" {
-            out.push(a);
-            out.extend(it.by_ref());
-            break;
-        }
         if a.starts_with("--") {
             // Our own long flags (`--loopback`, `--help`) work in either dialect.
             out.push(a);
