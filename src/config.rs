@@ -109,8 +109,19 @@ pub struct Config {
     pub verbose: bool,
     /// Data-path style for sender workers.
     pub io_mode: IoMode,
-    /// Deadline for connecting (sync and data) and for each handshake reply.
-    pub connect_timeout: Duration,
+    /// The I/O and wait deadline (`--timeout`, Windows `-to`): connecting (sync and
+    /// data), each handshake reply, and data silence during a test.
+    pub timeout: Duration,
+    /// Receiver: serve tests one after another until interrupted (`-H`).
+    pub hold: bool,
+    /// Receiver: multi-client mode, start when the last client arrives (`-M`).
+    pub multi_client: bool,
+    /// Sender: this is the last client of a multi-client test (`-L`).
+    pub last_client: bool,
+    /// Run in the background (`-D`).
+    pub daemon: bool,
+    /// Where a daemon writes its PID (`--pid-file`), absolute.
+    pub pid_file: Option<std::path::PathBuf>,
 }
 
 /// The sender's default I/O size (ntttcp-for-linux: 128 KiB per `send()`).
@@ -125,8 +136,11 @@ pub const DEFAULT_PORTS: u32 = 16;
 pub const DEFAULT_THREADS_PER_PORT: u32 = 4;
 /// Default test duration in seconds.
 pub const DEFAULT_DURATION: u32 = 60;
-/// How long connecting and each handshake step may take.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default I/O and wait deadline: connecting, each handshake step, data silence.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most clients that may wait for the last one in multi-client mode (ntttcp-for-linux's
+/// limit; one more is rejected with 'E').
+pub const MAX_WAITING_CLIENTS: usize = 7;
 
 /// One sender worker thread: which port it targets and where it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +176,11 @@ impl Config {
     /// Total data connections a sender opens.
     pub fn sender_connections(&self) -> usize {
         self.ports.len() * self.threads_per_port as usize * self.conns_per_thread as usize
+    }
+
+    /// How long senders wait for the last client of a multi-client test.
+    pub fn last_client_wait(&self) -> Duration {
+        self.timeout * 6
     }
 
     /// The host a port listens on / is reached at, with the role's default.
@@ -222,7 +241,12 @@ mod tests {
             quiet: false,
             verbose: false,
             io_mode: IoMode::Auto,
-            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            timeout: DEFAULT_TIMEOUT,
+            hold: false,
+            multi_client: false,
+            last_client: false,
+            daemon: false,
+            pid_file: None,
         }
     }
 

@@ -39,7 +39,7 @@ use stream::Worker;
 use timeline::End;
 
 /// Something the run wants the user to know while it goes (the caller prints it).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Note {
     /// Traffic is flowing: "Network activity progressing...".
     Started,
@@ -47,6 +47,8 @@ pub enum Note {
     Warn(String),
     /// Progress detail for -V (on stderr).
     Info(String),
+    /// A side's results, as soon as they are measured (`-H` gives one per test).
+    Report(Box<Report>),
 }
 
 /// Where notes go.
@@ -114,7 +116,7 @@ pub fn run(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Outcom
                 reports: vec![sender::run(config, interrupt, notes).await?],
             }),
             Role::Receiver => Ok(Outcome {
-                reports: vec![receiver::run(config, interrupt, notes).await?],
+                reports: receiver::run(config, interrupt, notes).await?,
             }),
             Role::Loopback => {
                 // The receiver binds before its first await, so the sender finds it; if
@@ -136,10 +138,9 @@ pub fn run(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Outcom
                 };
                 let (r, s) = tokio::join!(receiver::run(config, &receiver_flag, notes), sending);
                 forward.abort();
-                let s = s?;
-                Ok(Outcome {
-                    reports: vec![s, r?],
-                })
+                let mut reports = vec![s?];
+                reports.extend(r?);
+                Ok(Outcome { reports })
             }
         }
     })

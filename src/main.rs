@@ -31,13 +31,10 @@ fn main() -> ExitCode {
     if let Err(e) = ntttcp::stop::install_signal_handlers(interrupt.clone()) {
         terminal::err(&format!("ntttcp: warning: no Ctrl+C handling: {e}"));
     }
-    match ntttcp::run(&config, &interrupt, &terminal::notes(config.verbose)) {
+    let notes = terminal::notes(config.role, config.verbose, look);
+    match ntttcp::run(&config, &interrupt, &notes) {
         Ok(outcome) => {
-            terminal::print_outcome(&outcome, config.role, look);
             let end = outcome.end();
-            if let ntttcp::timeline::End::Fault(reason) = &end {
-                terminal::err(&format!("ntttcp: error: test ended early: {reason}"));
-            }
             ExitCode::from(ntttcp::exit_status(&end))
         }
         Err(e) if e.is::<Interrupted>() => {

@@ -3,7 +3,7 @@
 //! timeline, end the test on the sync channel, report.
 //!
 //! Every step has a deadline: connecting (sync and data) and each handshake reply get
-//! `Config::connect_timeout`; the end-of-test exchange and the worker join get one
+//! `Config::timeout`; the end-of-test exchange and the worker join get one
 //! second each, so results appear within about two seconds of the end of the cycle.
 
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -22,7 +22,7 @@ use crate::report::{Report, Side};
 use crate::stop::Flag;
 use crate::stream::{self, SendPlan, Worker};
 use crate::sys::affinity;
-use crate::timeline::{self, Event, Monitor, Phase, Plan};
+use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
 use crate::{Interrupted, Note, Notes, StopOnDrop, join_workers, worker_failure};
 
 /// Runs the sender side of one test.
@@ -48,7 +48,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
             if !seen.contains(&t.ip()) {
                 seen.push(t.ip());
                 let addr = SocketAddr::new(t.ip(), cfg.port(j) - 1);
-                let (conn, n) = handshake(addr, cfg, interrupt).await?;
+                let (conn, n) = handshake(addr, cfg, interrupt, notes).await?;
                 negotiated = if sessions.is_empty() {
                     n
                 } else {
@@ -70,7 +70,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     let start = Flag::new();
     let allowed = affinity::allowed_cpus();
     let threads = cfg.sender_threads();
-    let connect_deadline = Instant::now() + cfg.connect_timeout;
+    let connect_deadline = Instant::now() + cfg.timeout;
     let workers: Vec<Arc<Worker>> = threads.iter().map(|_| Arc::default()).collect();
     let mut handles = Vec::with_capacity(threads.len());
     for (t, w) in threads.iter().zip(&workers) {
@@ -99,16 +99,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     )));
 
     for conn in &mut sessions {
-        conn.send(Request::Start.value()).await?;
-        match Reply::decode(ReplyPhase::Start, conn.recv().await?)? {
-            Reply::Go => {}
-            Reply::Wait => bail!(
-                "receiver {} is in multi-client mode (-M) and asked to wait for the last \
-                 client; multi-client tests are not supported by this ntttcp yet",
-                conn.peer()
-            ),
-            _ => bail!("receiver {} refused to start the test", conn.peer()),
-        }
+        request_start(conn, cfg, interrupt, notes).await?;
     }
 
     let t0 = Instant::now();
@@ -126,6 +117,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         interrupt: interrupt.clone(),
         workers: &workers,
         tick: tokio::time::interval(Duration::from_millis(100)),
+        silence: Silence::new(&workers, cfg.timeout),
     };
     let plan = Plan::within(cfg.timeline, negotiated, false);
     let window = timeline::run(t0, plan, &workers, &mut mon).await;
@@ -143,15 +135,67 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     }
     join_workers(handles, &workers, Duration::from_secs(1)).await;
 
+    if let End::Fault(reason) = &window.ended {
+        notes(Note::Warn(format!("test ended early: {reason}")));
+    }
     let ports: Vec<u16> = threads.iter().map(|t| cfg.port(t.port_index)).collect();
-    Ok(Report::from_window(
+    let report = Report::from_window(
         Side::Sender,
         cfg.send_size,
         &ports,
         total,
         cfg.sync.then_some(negotiated),
         &window,
-    ))
+    );
+    notes(Note::Report(Box::new(report.clone())));
+    Ok(report)
+}
+
+/// Asks one receiver to start ('R', or 'L' for the last client) and waits for its go;
+/// in a multi-client test, for as long as `Config::last_client_wait` allows.
+async fn request_start(
+    conn: &mut Connection,
+    cfg: &Config,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Result<()> {
+    let ask = if cfg.last_client {
+        Request::StartLast
+    } else {
+        Request::Start
+    };
+    conn.send(ask.value()).await?;
+    let mut reply = Reply::decode(ReplyPhase::Start, conn.recv().await?)?;
+    if reply == Reply::Wait {
+        notes(Note::Warn(
+            "waiting for the last client to join the test".into(),
+        ));
+        let wait = cfg.last_client_wait();
+        let v = tokio::select! {
+            v = conn.recv_within(wait) => v.with_context(|| {
+                format!("no last client (-L) joined the test within {wait:?}")
+            })?,
+            _ = interrupt.wait() => return Err(Interrupted.into()),
+        };
+        reply = Reply::decode(ReplyPhase::Start, v)?;
+    }
+    match reply {
+        Reply::Go => Ok(()),
+        Reply::Reject if cfg.last_client => bail!(
+            "receiver {} refused to start the test: it is not in multi-client mode (-M), \
+             or is busy",
+            conn.peer()
+        ),
+        Reply::Reject => bail!(
+            "receiver {} refused to start the test: too many clients wait for the last one, \
+             or it is busy",
+            conn.peer()
+        ),
+        other => bail!(
+            "receiver {} answered {other:?} to a start request",
+            conn.peer()
+        ),
+    }
 }
 
 /// Name or address → socket address, preferring the configured family.
@@ -170,8 +214,13 @@ fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
 
 /// Connects to a sync port (retrying "refused" until the deadline), queries the
 /// receiver's state and negotiates the cycle time.
-async fn handshake(addr: SocketAddr, cfg: &Config, interrupt: &Flag) -> Result<(Connection, u32)> {
-    let deadline = Instant::now() + cfg.connect_timeout;
+async fn handshake(
+    addr: SocketAddr,
+    cfg: &Config,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Result<(Connection, u32)> {
+    let deadline = Instant::now() + cfg.timeout;
     let stream = loop {
         let attempt = tokio::time::timeout_at(deadline.into(), TcpStream::connect(addr));
         let r = tokio::select! {
@@ -192,21 +241,36 @@ async fn handshake(addr: SocketAddr, cfg: &Config, interrupt: &Flag) -> Result<(
             }
             Err(_) => bail!(
                 "failed to connect to receiver {addr} (sync port): no answer within {:?}",
-                cfg.connect_timeout
+                cfg.timeout
             ),
         }
     };
-    let mut conn = Connection::new(stream, cfg.connect_timeout);
+    let mut conn = Connection::new(stream, cfg.timeout);
     conn.send(Request::Query.value()).await?;
     if Reply::decode(ReplyPhase::State, conn.recv().await?)? == Reply::State(State::Running) {
         bail!("receiver {addr} is busy with an existing test");
     }
-    conn.send(Request::Propose(cfg.timeline.cycle()).value())
+    conn.send(Request::Propose(proposal(cfg.timeline.cycle(), notes)).value())
         .await?;
     let Reply::Negotiated(n) = Reply::decode(ReplyPhase::Negotiated, conn.recv().await?)? else {
         unreachable!("decode in the Negotiated phase only yields Negotiated");
     };
     Ok((conn, n))
+}
+
+/// The cycle time to propose. A stock ntttcp-for-linux receiver reads 69, 76, 82 and 88
+/// as the commands 'E', 'L', 'R' and 'X', so those become one second more, with a warning.
+fn proposal(cycle: u32, notes: Notes<'_>) -> u32 {
+    if [69, 76, 82, 88].contains(&cycle) {
+        notes(Note::Warn(format!(
+            "a {cycle} s test cycle (warm-up + duration + cool-down) would be misread by a \
+             stock ntttcp-for-linux receiver; proposing {} s",
+            cycle + 1
+        )));
+        cycle + 1
+    } else {
+        cycle
+    }
 }
 
 /// Waits until `total` connections are up, a worker fails, the deadline passes or the
@@ -254,19 +318,25 @@ async fn end_test(
         )));
         return;
     }
+    // Skip anything else on this session: a stock multi-client receiver sends the last
+    // client a second 'R' that may still be unread.
     let reply = tokio::time::timeout(Duration::from_secs(1), async {
         while let Some((t, m)) = incoming.recv().await {
-            if t == tag {
-                return Some(m);
+            match m {
+                Incoming::Message(v) if t == tag => {
+                    if let Ok(Reply::State(s)) = Reply::decode(ReplyPhase::State, v) {
+                        return Some(s);
+                    }
+                }
+                Incoming::Closed(_) if t == tag => return None,
+                _ => {}
             }
         }
         None
     })
     .await;
     match reply {
-        Ok(Some(Incoming::Message(v)))
-            if Reply::decode(ReplyPhase::State, v) == Ok(Reply::State(State::Finished)) =>
-        {
+        Ok(Some(State::Finished)) => {
             notes(Note::Info("receiver exited from current test".into()));
         }
         _ => notes(Note::Info(format!(
@@ -283,10 +353,11 @@ struct SenderMonitor<'a> {
     interrupt: Flag,
     workers: &'a [Arc<Worker>],
     tick: tokio::time::Interval,
+    silence: Silence,
 }
 
 impl Monitor for SenderMonitor<'_> {
-    async fn next(&mut self, _phase: Phase) -> Event {
+    async fn next(&mut self, phase: Phase) -> Event {
         loop {
             tokio::select! {
                 _ = self.interrupt.wait() => return Event::Interrupted,
@@ -299,6 +370,14 @@ impl Monitor for SenderMonitor<'_> {
                 _ = self.tick.tick() => {
                     if let Some(f) = worker_failure(self.workers) {
                         return Event::Fault(f);
+                    }
+                    if phase != Phase::Cooldown
+                        && let Some(quiet) = self.silence.check(self.workers)
+                    {
+                        return Event::Fault(format!(
+                            "no data could be sent for {:.1} s (receiver or path silent)",
+                            quiet.as_secs_f64()
+                        ));
                     }
                 }
             }

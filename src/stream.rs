@@ -266,16 +266,19 @@ pub fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
     Ok(sock.into())
 }
 
+/// Counts data connections that have started to carry bytes, over all receiver workers.
+/// A no-sync receiver starts its clock when it grows: that lines our clock up with the
+/// sender's (which starts once all its connections are up) better than the first accept.
+pub type Flows = Arc<tokio::sync::watch::Sender<u64>>;
+
 /// Body of a receiver worker thread: accept on `listener` and drain every connection
-/// until `stop`. `first` is set when the first bytes arrive on any connection of any
-/// worker (the no-sync receiver's start: it lines our clock up with the sender's, which
-/// starts once all its connections are up, better than the first accept would).
+/// until `stop`, counting each connection in `flows` when its first bytes arrive.
 pub fn recv_worker(
     listener: TcpListener,
     cpu: usize,
     size: usize,
     me: Arc<Worker>,
-    first: Flag,
+    flows: Flows,
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
@@ -293,7 +296,7 @@ pub fn recv_worker(
                     Ok((s, _peer)) => {
                         me.open.fetch_add(1, Ordering::Release);
                         me.connections.fetch_add(1, Ordering::Release);
-                        tokio::spawn(drain(s, size, me.clone(), first.clone()));
+                        tokio::spawn(drain(s, size, me.clone(), flows.clone()));
                     }
                     // Out of descriptors or a connection reset before accept: keep
                     // serving the others, pausing so a persistent error does not spin.
@@ -311,7 +314,7 @@ pub fn recv_worker(
     // Dropping the runtime cancels the drain tasks and closes their sockets.
 }
 
-async fn drain(mut s: tokio::net::TcpStream, size: usize, me: Arc<Worker>, first: Flag) {
+async fn drain(mut s: tokio::net::TcpStream, size: usize, me: Arc<Worker>, flows: Flows) {
     let mut buf = vec![0u8; size];
     let mut flowing = false;
     loop {
@@ -321,7 +324,7 @@ async fn drain(mut s: tokio::net::TcpStream, size: usize, me: Arc<Worker>, first
                 me.counters.add(n);
                 if !flowing {
                     flowing = true;
-                    first.trigger_once();
+                    flows.send_modify(|n| *n += 1);
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

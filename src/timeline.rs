@@ -124,6 +124,42 @@ pub struct Window {
 /// completed.
 pub const END_GRACE: Duration = Duration::from_millis(500);
 
+/// Watches for a side where no data moves at all: a link gone down or a peer that stopped
+/// without closing. `check` is called on the monitor's tick.
+#[derive(Debug)]
+pub struct Silence {
+    last: u64,
+    since: Instant,
+    limit: Duration,
+}
+
+impl Silence {
+    /// Starts watching `workers` for `limit` of silence.
+    pub fn new(workers: &[Arc<Worker>], limit: Duration) -> Self {
+        Self {
+            last: total(workers),
+            since: Instant::now(),
+            limit,
+        }
+    }
+
+    /// How long nothing has moved, once that reaches the limit.
+    pub fn check(&mut self, workers: &[Arc<Worker>]) -> Option<Duration> {
+        let now = total(workers);
+        if now != self.last {
+            self.last = now;
+            self.since = Instant::now();
+            return None;
+        }
+        let quiet = self.since.elapsed();
+        (quiet >= self.limit).then_some(quiet)
+    }
+}
+
+fn total(workers: &[Arc<Worker>]) -> u64 {
+    workers.iter().map(|w| w.counters.sample().0).sum()
+}
+
 /// Samples every worker's counters.
 pub fn sample(workers: &[Arc<Worker>]) -> Vec<(u64, u64)> {
     workers.iter().map(|w| w.counters.sample()).collect()

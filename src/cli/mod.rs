@@ -9,6 +9,7 @@ pub mod winstyle;
 
 use std::ffi::OsString;
 use std::net::IpAddr;
+use std::time::Duration;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
@@ -135,6 +136,41 @@ pub struct Cli {
     /// Omit the per-thread table.
     #[arg(long = "hide-per-thread", visible_alias = "hpt")]
     pub hide_per_thread: bool,
+
+    /// Receiver: multi-client mode; the test starts when the sender with -L arrives.
+    #[arg(short = 'M', long = "multi-client")]
+    pub multi_client: bool,
+
+    /// Sender: I am the last client of a multi-client test (receiver runs -M).
+    #[arg(short = 'L', long = "last-client")]
+    pub last_client: bool,
+
+    /// Receiver: hold; serve one test after another until Ctrl+C or SIGTERM.
+    #[arg(short = 'H', long = "hold")]
+    pub hold: bool,
+
+    /// Run in the background (the parent prints the PID and exits 0).
+    #[arg(short = 'D', long = "daemon")]
+    pub daemon: bool,
+
+    /// With -D: write the daemon's PID to this file.
+    #[arg(long = "pid-file", value_name = "PATH", requires = "daemon")]
+    pub pid_file: Option<std::path::PathBuf>,
+
+    /// Deadline in seconds for connecting, each handshake step and data silence during a
+    /// test [default 10].
+    #[arg(long = "timeout", value_name = "SECS",
+          value_parser = clap::value_parser!(u32).range(1..=86400))]
+    pub timeout: Option<u32>,
+
+    /// The same deadline in milliseconds (Windows `-to`; 0 means one hour).
+    #[arg(
+        long = "timeout-ms",
+        value_name = "MS",
+        hide = true,
+        conflicts_with = "timeout"
+    )]
+    pub timeout_ms: Option<u64>,
 
     /// Data path of sender workers: auto (blocking for one connection per thread), blocking
     /// or async.
@@ -343,6 +379,41 @@ fn to_config(
         ));
     }
 
+    let only = |flag: &str, what: &str, on: Role| {
+        Err(UsageError(
+            format!("{flag} ({what}) is only for the {on:?} role").to_lowercase(),
+        ))
+    };
+    match role {
+        Role::Sender if cli.multi_client => return only("-M", "multi-client mode", Role::Receiver),
+        Role::Sender if cli.hold => return only("-H", "hold mode", Role::Receiver),
+        Role::Receiver if cli.last_client => return only("-L", "last client", Role::Sender),
+        Role::Loopback if cli.multi_client || cli.last_client || cli.hold || cli.daemon => {
+            return err(
+                "--loopback runs one test in the foreground: drop -M, -L, -H and -D".into(),
+            );
+        }
+        _ => {}
+    }
+    if !sync && (cli.multi_client || cli.last_client) {
+        return err("multi-client tests (-M, -L) need the sync handshake: drop -N".into());
+    }
+    let timeout = match (cli.timeout, cli.timeout_ms) {
+        (Some(s), _) => Duration::from_secs(s.into()),
+        (None, Some(0)) => Duration::from_secs(3600),
+        (None, Some(ms)) => Duration::from_millis(ms.max(100)),
+        (None, None) => config::DEFAULT_TIMEOUT,
+    };
+    let pid_file = match cli.pid_file {
+        Some(p) => Some(std::path::absolute(&p).map_err(|e| {
+            UsageError(format!(
+                "invalid value '{}' for '--pid-file': {e}",
+                p.display()
+            ))
+        })?),
+        None => None,
+    };
+
     check_hosts(role, &mut ports, cli.ipv6)?;
     let size = cli.buffer.map(|b| b.0 as usize);
     Ok(Config {
@@ -364,7 +435,12 @@ fn to_config(
         quiet: cli.quiet,
         verbose: cli.verbose,
         io_mode: cli.io.unwrap_or(IoMode::Auto),
-        connect_timeout: config::DEFAULT_CONNECT_TIMEOUT,
+        timeout,
+        hold: cli.hold,
+        multi_client: cli.multi_client,
+        last_client: cli.last_client,
+        daemon: cli.daemon,
+        pid_file,
     })
 }
 

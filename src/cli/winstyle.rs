@@ -84,7 +84,7 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
         "count mode (number of buffers); give -t instead",
     ),
     unsupported("sp", Arity::None, "synchronized data ports"),
-    unsupported("to", Arity::One, "I/O timeout"),
+    flag("to", "timeout-ms", Arity::One),
     unsupported("a", Arity::Optional, "overlapped I/O"),
     unsupported("rb", Arity::One, "SO_RCVBUF"),
     unsupported("sb", Arity::One, "SO_SNDBUF"),
@@ -118,10 +118,6 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
 /// ntttcp-for-linux 1.4.3 flags this build does not implement yet, so they get a clear
 /// error instead of clap's "unexpected argument" (which would suggest a typo).
 const LINUX_UNSUPPORTED: &[(&str, &str)] = &[
-    ("-D", "daemon mode"),
-    ("-M", "multi-client mode"),
-    ("-L", "last-client mode"),
-    ("-H", "hold mode"),
     ("-a", "source address"),
     ("-u", "UDP"),
     ("-f", "pinned source ports"),
@@ -461,16 +457,7 @@ mod tests {
     #[test]
     fn linux_unsupported_flags_say_so() {
         // The Linux letters of the collision table that this build does not implement.
-        for f in [
-            "-M",
-            "-L",
-            "-x",
-            "-xout.xml",
-            "-D",
-            "-u",
-            "--no-delay",
-            "--fq-rate-limit=1G",
-        ] {
+        for f in ["-x", "-xout.xml", "-u", "--no-delay", "--fq-rate-limit=1G"] {
             let e = norm(&format!("-r {f}")).unwrap_err();
             assert!(e.contains("not supported"), "{f}: {e}");
         }

@@ -77,6 +77,15 @@ impl Connection {
         Ok(message::decode(buf))
     }
 
+    /// Whether the peer has closed its side (a zero-time peek: nothing is consumed).
+    pub fn peer_closed(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(
+            futures_now(self.stream.peek(&mut b)),
+            Some(Ok(0)) | Some(Err(_))
+        )
+    }
+
     /// Splits the connection: a spawned task forwards what arrives, tagged with `tag`, on
     /// `tx`; the returned writer sends.
     pub fn monitor(self, tag: usize, tx: mpsc::Sender<(usize, Incoming)>) -> Writer {
@@ -141,5 +150,15 @@ async fn read_loop(mut read: OwnedReadHalf, tag: usize, tx: mpsc::Sender<(usize,
         if tx.send((tag, event)).await.is_err() || closed {
             return;
         }
+    }
+}
+
+/// Polls `fut` exactly once: its output if it is ready now, None if it would wait.
+fn futures_now<F: std::future::Future>(fut: F) -> Option<F::Output> {
+    use std::task::{Context, Poll, Waker};
+    let mut fut = std::pin::pin!(fut);
+    match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(v) => Some(v),
+        Poll::Pending => None,
     }
 }

@@ -3,12 +3,11 @@
 //! (`ntttcp ... | head`) loses output, not the exit status.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::Note;
+use crate::Presentation;
 use crate::config::Role;
 use crate::report::{Side, console};
-use crate::{Outcome, Presentation};
 
 /// Writes `text` to stdout and flushes.
 pub fn out(text: &str) {
@@ -22,33 +21,26 @@ pub fn err(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
-/// A note printer: "Network activity progressing..." once on stdout, warnings always
-/// and progress details with `verbose` on stderr.
-pub fn notes(verbose: bool) -> impl Fn(Note) + Sync {
-    let started = AtomicBool::new(false);
+/// The note printer: "Network activity progressing..." and each report's tables on
+/// stdout as they come, warnings always and progress details with `-V` on stderr.
+pub fn notes(role: Role, verbose: bool, look: Presentation) -> impl Fn(Note) + Sync {
     move |n: Note| match n {
-        Note::Started => {
-            if !started.swap(true, Ordering::Relaxed) {
-                out("Network activity progressing...\n");
-            }
-        }
+        Note::Started => out("Network activity progressing...\n"),
         Note::Warn(m) => err(&format!("ntttcp: {m}")),
         Note::Info(m) if verbose => err(&format!("ntttcp: {m}")),
         Note::Info(_) => {}
-    }
-}
-
-/// Prints every report of `outcome` (labelled by side in loopback mode).
-pub fn print_outcome(outcome: &Outcome, role: Role, look: Presentation) {
-    for r in &outcome.reports {
-        if role == Role::Loopback {
-            let who = if r.side == Side::Sender {
-                "Sender"
-            } else {
-                "Receiver"
-            };
-            out(&format!("\n\n{who}:"));
+        Note::Report(r) => {
+            let mut text = String::new();
+            if role == Role::Loopback {
+                let who = if r.side == Side::Sender {
+                    "Sender"
+                } else {
+                    "Receiver"
+                };
+                text = format!("\n\n{who}:");
+            }
+            text.push_str(&console::render(&r, look.hide_per_thread));
+            out(&text);
         }
-        out(&console::render(r, look.hide_per_thread));
     }
 }

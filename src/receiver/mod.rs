@@ -1,0 +1,355 @@
+//! The receiver role, top to bottom: bind every data port and the sync port (failing at
+//! once, naming the port), start one pinned worker per port, then serve tests: wait for
+//! senders (the sync handshake; in no-sync mode the first bytes on a data connection),
+//! run the timeline, report. Once, or one test after another with `-H`.
+//!
+//! The sync server (`sessions`) keeps answering while a test runs, so another sender
+//! hears "busy" instead of hanging. A sender that disappears, or silence on every data
+//! connection for the deadline, ends the test early with a fault.
+
+pub mod sessions;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+
+use crate::config::{Config, MAX_WAITING_CLIENTS, Role};
+use crate::control::message::{Reply, Request, RequestPhase, State};
+use crate::control::{Connection, Incoming, Writer};
+use crate::report::{Report, Side};
+use crate::stop::Flag;
+use crate::stream::{self, Worker};
+use crate::sys::affinity;
+use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
+use crate::{Interrupted, Note, Notes, StopOnDrop, join_workers};
+use sessions::{Policy, SharedState, StartRequest};
+
+/// Runs the receiver: one test, or (with `-H`) tests until interrupted. Every report is
+/// also handed to `notes` as soon as it is measured.
+pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
+    let ip = |j: usize| -> Result<IpAddr> {
+        let h = cfg.host_of(j);
+        h.parse()
+            .with_context(|| format!("receiver address '{h}' is not an IP address"))
+    };
+    let mut listeners = Vec::with_capacity(cfg.ports.len());
+    for j in 0..cfg.ports.len() {
+        let addr = SocketAddr::new(ip(j)?, cfg.port(j));
+        listeners.push(
+            stream::listen(addr)
+                .with_context(|| format!("cannot listen on data port {} ({addr})", addr.port()))?,
+        );
+    }
+    let sync_listener = if cfg.sync {
+        let addr = SocketAddr::new(ip(0)?, cfg.sync_port());
+        let l = stream::listen(addr)
+            .and_then(|l| {
+                l.set_nonblocking(true)?;
+                TcpListener::from_std(l)
+            })
+            .with_context(|| format!("cannot listen on sync port {} ({addr})", addr.port()))?;
+        Some(l)
+    } else {
+        None
+    };
+
+    let stop = Flag::new();
+    let _stop_guard = StopOnDrop(stop.clone());
+    let flows = Arc::new(watch::Sender::new(0u64));
+    let allowed = affinity::allowed_cpus();
+    let workers: Vec<Arc<Worker>> = listeners.iter().map(|_| Arc::default()).collect();
+    let mut handles = Vec::with_capacity(workers.len());
+    for (j, (l, w)) in listeners.into_iter().zip(&workers).enumerate() {
+        let cpu = affinity::cpu_for(cfg.ports[j].cpu, j, &allowed);
+        let (w, flows, stop, size) = (w.clone(), flows.clone(), stop.clone(), cfg.recv_size);
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("recv-{j}"))
+                .spawn(move || stream::recv_worker(l, cpu, size, w, flows, stop))
+                .context("create receiver worker thread")?,
+        );
+    }
+
+    let state: SharedState = Arc::new(std::sync::Mutex::new(State::NotStarted));
+    let (start_tx, mut start_rx) = mpsc::channel(MAX_WAITING_CLIENTS + 1);
+    let acceptor = sync_listener.map(|l| {
+        let policy = Policy {
+            duration: cfg.timeline.duration,
+            multi_client: cfg.multi_client,
+            deadline: cfg.timeout,
+        };
+        tokio::spawn(sessions::serve(l, state.clone(), start_tx, policy))
+    });
+
+    let mut reports = Vec::new();
+    let mut flows_seen = 0;
+    loop {
+        let begun = if cfg.sync {
+            wait_for_senders(cfg, &mut start_rx, &state, interrupt, notes).await
+        } else {
+            wait_for_flow(cfg, &flows, &mut flows_seen, interrupt).await
+        };
+        let Some((t0, negotiated, conns)) = begun else {
+            break; // interrupted while no test was running
+        };
+        if cfg.role != Role::Loopback {
+            notes(Note::Started);
+        }
+        let report = test(cfg, t0, negotiated, conns, &workers, interrupt, notes).await;
+        sessions::set(&state, State::Finished);
+        flows_seen = *flows.borrow();
+        notes(Note::Report(Box::new(report.clone())));
+        let interrupted = report.end == End::Interrupted;
+        reports.push(report);
+        if !cfg.hold || interrupted {
+            break;
+        }
+    }
+    if let Some(a) = acceptor {
+        a.abort();
+    }
+    stop.trigger();
+    join_workers(handles, &workers, Duration::from_secs(1)).await;
+    if reports.is_empty() {
+        return Err(Interrupted.into());
+    }
+    Ok(reports)
+}
+
+/// A test that has begun: when, the negotiated cycle, the senders' sync connections.
+type Begun = (Instant, u32, Vec<Connection>);
+
+/// Sync mode: waits for a sender's start request (in `-M` mode, for the last client),
+/// starts the clock and tells the senders to go.
+async fn wait_for_senders(
+    cfg: &Config,
+    start_rx: &mut mpsc::Receiver<StartRequest>,
+    state: &SharedState,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Option<Begun> {
+    let mut waiting: Vec<Connection> = Vec::new();
+    loop {
+        let req = tokio::select! {
+            Some(r) = start_rx.recv() => r,
+            _ = interrupt.wait() => return None,
+        };
+        let peer = req.conn.peer().to_string();
+        if cfg.multi_client && !req.last {
+            let mut conn = req.conn;
+            waiting.retain_mut(|c| !c.peer_closed());
+            if waiting.len() >= MAX_WAITING_CLIENTS {
+                notes(Note::Warn(format!(
+                    "too many clients waiting for the last one; rejected {peer}"
+                )));
+                let _ = conn.send(Reply::Reject.value()).await;
+            } else if conn.send(Reply::Wait.value()).await.is_ok() {
+                notes(Note::Info(format!("{peer} waits for the last client")));
+                waiting.push(conn);
+            }
+            continue;
+        }
+        waiting.retain_mut(|c| !c.peer_closed());
+        waiting.push(req.conn);
+        sessions::set(state, State::Running);
+        // As upstream, the clock starts before the 'R' replies go out; each sender gets
+        // exactly one (ntttcp-for-linux sends the last client two).
+        let t0 = Instant::now();
+        let mut started = Vec::with_capacity(waiting.len());
+        for mut c in waiting.drain(..) {
+            if c.send(Reply::Go.value()).await.is_ok() {
+                notes(Note::Info(format!("test started with {}", c.peer())));
+                started.push(c);
+            }
+        }
+        if started.is_empty() {
+            sessions::set(state, State::NotStarted);
+            continue; // the sender vanished between asking and our answer
+        }
+        if req.negotiated != cfg.timeline.duration {
+            notes(Note::Warn(match req.negotiated {
+                0 => "test is negotiated to run in continuous mode".into(),
+                n => format!("Test cycle time negotiated is: {n} seconds"),
+            }));
+        }
+        return Some((t0, req.negotiated, started));
+    }
+}
+
+/// No-sync mode: waits until a new data connection starts to carry bytes.
+async fn wait_for_flow(
+    cfg: &Config,
+    flows: &watch::Sender<u64>,
+    seen: &mut u64,
+    interrupt: &Flag,
+) -> Option<Begun> {
+    let mut rx = flows.subscribe();
+    let before = *seen;
+    tokio::select! {
+        r = rx.wait_for(|n| *n > before) => { r.ok()?; }
+        _ = interrupt.wait() => return None,
+    }
+    Some((Instant::now(), cfg.timeline.cycle(), Vec::new()))
+}
+
+/// Runs one test from `t0` and reports it.
+async fn test(
+    cfg: &Config,
+    t0: Instant,
+    negotiated: u32,
+    conns: Vec<Connection>,
+    workers: &[Arc<Worker>],
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Report {
+    let (tx, rx) = mpsc::channel(8);
+    let writers: Vec<Option<Writer>> = conns
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| Some(c.monitor(i, tx.clone())))
+        .collect();
+    drop(tx);
+    let mut mon = ReceiverMonitor {
+        open_sessions: writers.len(),
+        owed: vec![false; writers.len()],
+        writers,
+        incoming: rx,
+        interrupt: interrupt.clone(),
+        workers,
+        tick: tokio::time::interval(Duration::from_millis(100)),
+        silence: Silence::new(workers, cfg.timeout),
+        seen_open: false,
+        sync: cfg.sync,
+    };
+    // The sender's proposal is its whole cycle: our cool-down must fit inside it.
+    let plan = Plan::within(cfg.timeline, negotiated, true);
+    let count = |f: fn(&Worker) -> usize| workers.iter().map(|w| f(w)).sum::<usize>();
+    let accepted_before = count(|w| w.connections.load(Ordering::Acquire));
+    // Sync mode: the senders connected before 'R', so their connections are open now.
+    let open_at_start = count(|w| w.open.load(Ordering::Acquire));
+    let window = timeline::run(t0, plan, workers, &mut mon).await;
+    if window.ended == End::Completed {
+        // Keep draining until the senders are done (their clocks started a handshake
+        // later than ours), at most a second, so our close does not cut them off.
+        let _ = tokio::time::timeout(Duration::from_secs(1), mon.drained()).await;
+    }
+    // An 'E' that ended the measurement is answered now that the test has stopped.
+    for (w, owed) in mon.writers.iter_mut().zip(&mon.owed) {
+        if let (Some(w), true) = (w.as_mut(), *owed) {
+            let _ = w.send(Reply::State(State::Finished).value()).await;
+        }
+    }
+    for w in mon.writers.into_iter().flatten() {
+        w.close().await;
+    }
+    if let End::Fault(reason) = &window.ended {
+        notes(Note::Warn(format!("test ended early: {reason}")));
+    }
+    let ports: Vec<u16> = (0..workers.len()).map(|j| cfg.port(j)).collect();
+    let connections =
+        count(|w| w.connections.load(Ordering::Acquire)) - accepted_before + open_at_start;
+    Report::from_window(
+        Side::Receiver,
+        cfg.recv_size,
+        &ports,
+        connections,
+        cfg.sync.then_some(negotiated),
+        &window,
+    )
+}
+
+/// Events on the receiver side: Ctrl+C, a sender's 'E' or its disappearance, every data
+/// connection gone, no data at all for the deadline.
+struct ReceiverMonitor<'a> {
+    incoming: mpsc::Receiver<(usize, Incoming)>,
+    writers: Vec<Option<Writer>>,
+    /// Senders whose 'E' ended the measurement and still await the finished state.
+    owed: Vec<bool>,
+    open_sessions: usize,
+    interrupt: Flag,
+    workers: &'a [Arc<Worker>],
+    tick: tokio::time::Interval,
+    silence: Silence,
+    seen_open: bool,
+    sync: bool,
+}
+
+impl ReceiverMonitor<'_> {
+    /// Every data connection of this test has closed again.
+    fn all_closed(&mut self) -> bool {
+        let open: usize = self
+            .workers
+            .iter()
+            .map(|w| w.open.load(Ordering::Acquire))
+            .sum();
+        self.seen_open |= open > 0;
+        self.seen_open && open == 0
+    }
+
+    /// Resolves when the senders are done: every sync session (or, without sync, every
+    /// data connection) has closed.
+    async fn drained(&mut self) {
+        while self.sync && self.open_sessions > 0 || !self.sync && !self.all_closed() {
+            match self.next(Phase::Cooldown).await {
+                Event::Interrupted => return,
+                Event::PeerEnded | Event::Fault(_) => {}
+            }
+        }
+    }
+}
+
+impl Monitor for ReceiverMonitor<'_> {
+    async fn next(&mut self, phase: Phase) -> Event {
+        loop {
+            tokio::select! {
+                _ = self.interrupt.wait() => return Event::Interrupted,
+                Some((i, m)) = self.incoming.recv() => match m {
+                    Incoming::Message(v) => match Request::decode(RequestPhase::Running, v) {
+                        Ok(Request::End) => {
+                            if phase == Phase::Cooldown {
+                                // Measurement is over: answer at once.
+                                if let Some(w) = self.writers[i].as_mut() {
+                                    let _ = w.send(Reply::State(State::Finished).value()).await;
+                                }
+                            } else {
+                                self.owed[i] = true;
+                            }
+                            return Event::PeerEnded;
+                        }
+                        Ok(_) => {
+                            if let Some(w) = self.writers[i].as_mut() {
+                                let _ = w.send(Reply::State(State::Running).value()).await;
+                            }
+                        }
+                        Err(_) => {} // a stray value: the test goes on
+                    },
+                    Incoming::Closed(reason) => {
+                        self.open_sessions = self.open_sessions.saturating_sub(1);
+                        let peer = self.writers[i].as_ref().map_or("?", |w| w.peer()).to_string();
+                        self.writers[i] = None;
+                        return Event::Fault(format!("sender {peer} {reason}"));
+                    }
+                },
+                _ = self.tick.tick() => {
+                    if self.all_closed() {
+                        let how = if self.sync { "" } else { " (no-sync mode)" };
+                        return Event::Fault(format!("all data connections closed{how}"));
+                    }
+                    if phase != Phase::Cooldown
+                        && let Some(quiet) = self.silence.check(self.workers)
+                    {
+                        return Event::Fault(format!(
+                            "no data received for {:.1} s (sender or path silent)",
+                            quiet.as_secs_f64()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
