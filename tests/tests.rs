@@ -6,5 +6,6 @@ mod util;
 
 mod cli;
 mod conformance;
+mod control;
 mod loopback;
 mod netns;

@@ -254,6 +254,39 @@ mod tests {
     }
 
     #[test]
+    fn any_value_in_any_phase_decodes_or_errs_without_panicking() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut values: Vec<i32> = vec![i32::MIN, -1, 0, 11, 12, 13, 69, 76, 82, 87, 88, i32::MAX];
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x as i32);
+        }
+        let request_phases = [
+            RequestPhase::Query,
+            RequestPhase::Proposal,
+            RequestPhase::Start,
+            RequestPhase::Running,
+        ];
+        let reply_phases = [ReplyPhase::State, ReplyPhase::Negotiated, ReplyPhase::Start];
+        for v in values {
+            for p in request_phases {
+                // Whatever decodes must encode back to the same integer.
+                if let Ok(r) = Request::decode(p, v) {
+                    assert_eq!(r.value(), v, "{p:?} {v}");
+                }
+            }
+            for p in reply_phases {
+                if let Ok(r) = Reply::decode(p, v) {
+                    assert_eq!(r.value(), v, "{p:?} {v}");
+                }
+            }
+            assert_eq!(decode(encode(v)), v);
+        }
+    }
+
+    #[test]
     fn negotiation_rule() {
         assert_eq!(negotiate(3, 5), 5);
         assert_eq!(negotiate(12, 10), 12);

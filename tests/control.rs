@@ -1,0 +1,269 @@
+//! Coordination between real processes: hold, multi-client, mismatched settings, ports in
+//! use, and the sync listener under bad input. PORTS: 25000-25999, 100 per test.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use crate::util::{assert_close, parse_tables, run, spawn};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+#[test]
+fn hold_serves_one_sender_after_another_until_sigterm() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25001 -t 2 -H");
+    for _ in 0..2 {
+        let s = run("-s 127.0.0.1 -P 1 -n 1 -p 25001 -t 2", LIMIT);
+        assert_eq!(s.code(), Some(0), "{s:?}");
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    r.signal(15);
+    let ro = r.wait(Duration::from_secs(5));
+    assert_eq!(ro.code(), Some(0), "stopped between tests: {ro:?}");
+    let t = parse_tables(&ro.stdout);
+    assert_eq!(t.len(), 2, "one table set per test:\n{}", ro.stdout);
+    assert_eq!(
+        ro.stdout.matches("Network activity progressing...").count(),
+        2
+    );
+    for x in &t {
+        assert_close(x.realtime, 2.0, 5.0, "each test measured on its own");
+        assert!(x.meg > 1.0);
+    }
+}
+
+#[test]
+fn hold_survives_a_killed_sender_and_serves_the_next() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25101 -t 10 -H");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 25101 -t 10");
+    std::thread::sleep(Duration::from_secs(2));
+    s.signal(9);
+    drop(s);
+    std::thread::sleep(Duration::from_millis(500));
+    let ok = run("-s 127.0.0.1 -P 1 -n 1 -p 25101 -t 2", LIMIT);
+    assert_eq!(ok.code(), Some(0), "the next sender is served: {ok:?}");
+    r.signal(2);
+    let ro = r.wait(Duration::from_secs(5));
+    let t = parse_tables(&ro.stdout);
+    assert_eq!(t.len(), 2, "{}", ro.stdout);
+    assert!(
+        t[0].realtime < 4.0,
+        "the killed test reports its own time: {:?}",
+        t[0]
+    );
+    assert!(
+        ro.stderr.contains("test ended early: sender"),
+        "{}",
+        ro.stderr
+    );
+    // The worst test decides the status: one of them lost its sender.
+    assert_eq!(ro.code(), Some(1), "{ro:?}");
+}
+
+#[test]
+fn multi_client_test_sums_all_senders() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 25201 -t 3 -M");
+    let a = spawn("sender a", "-s 127.0.0.1 -P 2 -n 1 -p 25201 -t 3");
+    std::thread::sleep(Duration::from_millis(500));
+    let b = spawn("sender b", "-s 127.0.0.1 -P 2 -n 1 -p 25201 -t 3 -L");
+    let (ao, bo, ro) = (a.wait(LIMIT), b.wait(LIMIT), r.wait(LIMIT));
+    for o in [&ao, &bo, &ro] {
+        assert_eq!(o.code(), Some(0), "{o:?}");
+    }
+    let sum = parse_tables(&ao.stdout)[0].meg + parse_tables(&bo.stdout)[0].meg;
+    let rt = &parse_tables(&ro.stdout)[0];
+    assert_eq!(rt.threads.len(), 2, "one row per receiver port");
+    assert_close(sum, rt.meg, 1.0, "receiver total = sum of both senders");
+    assert!(
+        ao.stderr.contains("waiting for the last client"),
+        "{}",
+        ao.stderr
+    );
+}
+
+#[test]
+fn last_client_against_a_receiver_without_multi_client_mode() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25301 -t 2");
+    let l = run("-s 127.0.0.1 -P 1 -n 1 -p 25301 -t 2 -L", LIMIT);
+    assert_eq!(l.code(), Some(1), "{l:?}");
+    assert!(
+        l.stderr.contains("not in multi-client mode (-M)"),
+        "{}",
+        l.stderr
+    );
+    assert!(l.elapsed < Duration::from_secs(3), "{:?}", l.elapsed);
+    // The receiver is not stuck: a normal sender runs its test.
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -p 25301 -t 2", LIMIT);
+    assert_eq!(s.code(), Some(0), "{s:?}");
+    assert_eq!(r.wait(LIMIT).code(), Some(0));
+}
+
+#[test]
+fn sync_port_in_use_is_named() {
+    let _held = TcpListener::bind("127.0.0.1:25400").expect("hold the sync port");
+    let o = run("-r 127.0.0.1 -P 1 -p 25401 -t 2", Duration::from_secs(5));
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains("sync port 25400"), "{}", o.stderr);
+    assert!(o.elapsed < Duration::from_secs(2));
+}
+
+#[test]
+fn durations_that_differ_run_the_longer_cycle() {
+    // Sender -t 2, receiver -t 4: both run 4 s; the sender measures 2 s and says 'E'.
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25501 -t 4");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 25501 -t 2 -V");
+    let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+    assert!(
+        so.stderr
+            .contains("Test cycle time negotiated is: 4 seconds"),
+        "{}",
+        so.stderr
+    );
+    assert!(
+        so.stderr.contains("receiver exited from current test"),
+        "{}",
+        so.stderr
+    );
+    assert_close(parse_tables(&so.stdout)[0].realtime, 2.0, 5.0, "sender");
+    assert_close(parse_tables(&ro.stdout)[0].realtime, 4.0, 5.0, "receiver");
+    assert!(
+        so.elapsed > Duration::from_secs(4),
+        "sender cooled down to the cycle end"
+    );
+    // Sender -t 4, receiver -t 2: the receiver measures its 2 s inside the 4 s cycle.
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25502 -t 2");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 25502 -t 4");
+    let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+    assert_close(parse_tables(&so.stdout)[0].realtime, 4.0, 5.0, "sender");
+    assert_close(parse_tables(&ro.stdout)[0].realtime, 2.0, 5.0, "receiver");
+}
+
+#[test]
+fn warmup_and_cooldown_on_either_side() {
+    // Receiver warm-up only: its warm-up fits inside the sender's 3 s cycle.
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25601 -W 1 -t 2");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 25601 -t 3");
+    let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+    assert_close(parse_tables(&ro.stdout)[0].realtime, 2.0, 5.0, "receiver");
+    assert_close(parse_tables(&so.stdout)[0].realtime, 3.0, 5.0, "sender");
+    // Sender warm-up and cool-down only: proposal 1+2+1 = 4 > receiver's 2.
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25602 -t 2");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 25602 -W 1 -t 2 -C 1");
+    let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+    assert_close(parse_tables(&so.stdout)[0].realtime, 2.0, 5.0, "sender");
+    assert_close(parse_tables(&ro.stdout)[0].realtime, 2.0, 5.0, "receiver");
+}
+
+/// A tiny deterministic generator, so a failing case can be replayed from its seed.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn sync_listener_survives_garbage_and_keeps_serving() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25701 -t 2 -H --timeout 2");
+    let connect = || {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match TcpStream::connect("127.0.0.1:25700") {
+                Ok(s) => break s,
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(e) => panic!("connect: {e}"),
+            }
+        }
+    };
+    let rss_before = rss_kib(r.pid());
+    let mut rng = XorShift(0x5eed_1234_abcd_ef01);
+    let mut slow = Vec::new();
+    for case in 0..300 {
+        let mut s = connect();
+        s.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        match case % 5 {
+            // random bytes, then close
+            0 => {
+                let n = (rng.next() % 64) as usize;
+                let bytes: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+                let _ = s.write_all(&bytes);
+            }
+            // a valid query split into single-byte writes (short reads on our side)
+            1 => {
+                for b in [0u8, 0, 0, 0x58] {
+                    let _ = s.write_all(&[b]);
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                let mut reply = [0u8; 4];
+                let _ = s.read_exact(&mut reply);
+            }
+            // a proposal of any value, then early close
+            2 => {
+                let _ = s.write_all(&[0, 0, 0, 0x58]);
+                let _ = s.write_all(&(rng.next() as u32).to_be_bytes());
+            }
+            // half a message and silence: a slow peer (kept open, the deadline ends it)
+            3 => {
+                let _ = s.write_all(&[0, 0]);
+                if slow.len() < 20 {
+                    slow.push(s);
+                }
+            }
+            // connect and close at once
+            _ => {}
+        }
+    }
+    let grown = rss_kib(r.pid()).saturating_sub(rss_before);
+    assert!(
+        grown < 16 * 1024,
+        "receiver grew by {grown} KiB serving 300 bad peers"
+    );
+    // A real sender is still served, within its deadlines.
+    let o = run("-s 127.0.0.1 -P 1 -n 1 -p 25701 -t 2", LIMIT);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    drop(slow);
+    r.signal(2);
+    let ro = r.wait(Duration::from_secs(5));
+    assert_eq!(parse_tables(&ro.stdout).len(), 1, "{ro:?}");
+}
+
+#[test]
+fn thousand_silent_connections_on_data_ports_do_no_harm() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 25801 -t 2");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect("127.0.0.1:25801").is_err() {
+        assert!(Instant::now() < deadline, "receiver did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for i in 0..1000u16 {
+        let port = 25801 + i % 2;
+        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect to a data port");
+        drop(s);
+    }
+    let o = run("-s 127.0.0.1 -P 2 -n 1 -p 25801 -t 2", LIMIT);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let ro = r.wait(LIMIT);
+    assert_eq!(ro.code(), Some(0), "{ro:?}");
+    assert!(parse_tables(&ro.stdout)[0].meg > 1.0);
+}
+
+/// Resident memory of a process in KiB (/proc/PID/status VmRSS).
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("VmRSS of the receiver")
+}
