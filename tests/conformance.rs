@@ -1,6 +1,6 @@
 //! Wire conformance with ntttcp-for-linux 1.4.3: the test plays a stock peer byte for byte
 //! (spec ntttcp-for-linux.md 2.5) against our receiver and our sender.
-//! PORTS: 22000-22999, 100 per test.
+//! PORTS: 22000-22999 and 23400-23599, 100 per test.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -288,4 +288,120 @@ fn our_sender_rejects_a_stale_start_reply() {
         "{}",
         o.stderr
     );
+}
+
+const W: [u8; 4] = [0, 0, 0, 0x57];
+const L: [u8; 4] = [0, 0, 0, 0x4c];
+
+/// A stock sender's handshake up to (not including) its start request.
+fn stock_handshake(sync_port: u16, proposal: u32, expect: u32) -> TcpStream {
+    let mut s = connect(sync_port);
+    s.write_all(&X).unwrap();
+    assert_eq!(read4(&mut s), NOT_STARTED);
+    s.write_all(&int(proposal)).unwrap();
+    assert_eq!(read4(&mut s), int(expect));
+    s
+}
+
+#[test]
+fn stock_multi_client_senders_against_our_receiver() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 22801 -t 2 -M");
+    // -M: every sender is told the receiver's own duration, whatever it proposed.
+    let mut a = stock_handshake(22800, 5, 2);
+    let stop = Arc::new(AtomicBool::new(false));
+    let da = blast(connect(22801), stop.clone());
+    a.write_all(&R).unwrap();
+    assert_eq!(read4(&mut a), W, "a non-last client waits");
+    let mut b = stock_handshake(22800, 2, 2);
+    let db = blast(connect(22801), stop.clone());
+    b.write_all(&L).unwrap();
+    assert_eq!(read4(&mut b), R, "the last client starts");
+    assert_eq!(read4(&mut a), R, "and releases the waiting one");
+    std::thread::sleep(Duration::from_millis(2300));
+    stop.store(true, Ordering::Relaxed);
+    let sent = da.join().unwrap() + db.join().unwrap();
+    for s in [&mut a, &mut b] {
+        s.shutdown(Shutdown::Write).unwrap();
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).unwrap();
+        assert!(rest.is_empty(), "no second 'R' or other bytes: {rest:?}");
+    }
+    let o = r.wait(IO);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let t = &parse_tables(&o.stdout)[0];
+    assert!(t.meg * 1048576.0 <= sent as f64 && t.meg > 1.0, "{t:?}");
+}
+
+#[test]
+fn eighth_waiting_client_is_rejected() {
+    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 22901 -t 2 -M");
+    let mut waiting = Vec::new();
+    for _ in 0..7 {
+        let mut s = stock_handshake(22900, 2, 2);
+        s.write_all(&R).unwrap();
+        assert_eq!(read4(&mut s), W);
+        waiting.push(s);
+    }
+    let mut eighth = stock_handshake(22900, 2, 2);
+    eighth.write_all(&R).unwrap();
+    assert_eq!(read4(&mut eighth), E, "a clear reject beyond the client limit");
+}
+
+#[test]
+fn our_clients_against_a_stock_multi_client_receiver() {
+    // Non-last client: 'W', then 'R' when the last one arrives.
+    let sync_l = TcpListener::bind("127.0.0.1:23400").unwrap();
+    let data_l = TcpListener::bind("127.0.0.1:23401").unwrap();
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 23401 -t 2");
+    let mut sync = accept(&sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&NOT_STARTED).unwrap();
+    assert_eq!(read4(&mut sync), int(2));
+    sync.write_all(&int(2)).unwrap();
+    let total = Arc::new(AtomicU64::new(0));
+    let d = drain(accept(&data_l), total.clone());
+    assert_eq!(read4(&mut sync), R);
+    sync.write_all(&W).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    sync.write_all(&R).unwrap();
+    let mut rest = Vec::new();
+    sync.read_to_end(&mut rest).unwrap();
+    let o = s.wait(IO);
+    d.join().unwrap();
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stderr.contains("waiting for the last client"), "{}", o.stderr);
+
+    // Last client with warm-up: the stock receiver's duplicate 'R' must not be taken for
+    // the answer to 'E'.
+    let sync_l = TcpListener::bind("127.0.0.1:23410").unwrap();
+    let data_l = TcpListener::bind("127.0.0.1:23411").unwrap();
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 23411 -W 1 -t 2 -L -V");
+    let mut sync = accept(&sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&NOT_STARTED).unwrap();
+    assert_eq!(read4(&mut sync), int(3));
+    sync.write_all(&int(3)).unwrap();
+    let d = drain(accept(&data_l), Arc::new(AtomicU64::new(0)));
+    assert_eq!(read4(&mut sync), L);
+    sync.write_all(&R).unwrap();
+    sync.write_all(&R).unwrap(); // ntttcp-for-linux's duplicate
+    assert_eq!(read4(&mut sync), E, "measured 2 s of a 3 s cycle");
+    sync.write_all(&FINISHED).unwrap();
+    let o = s.wait(IO);
+    d.join().unwrap();
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stderr.contains("receiver exited from current test"), "{}", o.stderr);
+}
+
+#[test]
+fn colliding_cycle_is_proposed_one_second_longer() {
+    let sync_l = TcpListener::bind("127.0.0.1:23500").unwrap();
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 23501 -W 1 -t 80 -C 1");
+    let mut sync = accept(&sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&NOT_STARTED).unwrap();
+    assert_eq!(read4(&mut sync), int(83), "82 ('R' on the wire) becomes 83");
+    drop(sync);
+    let o = s.wait(IO);
+    assert!(o.stderr.contains("would be misread"), "{}", o.stderr);
 }
