@@ -344,7 +344,11 @@ fn eighth_waiting_client_is_rejected() {
     }
     let mut eighth = stock_handshake(22900, 2, 2);
     eighth.write_all(&R).unwrap();
-    assert_eq!(read4(&mut eighth), E, "a clear reject beyond the client limit");
+    assert_eq!(
+        read4(&mut eighth),
+        E,
+        "a clear reject beyond the client limit"
+    );
 }
 
 #[test]
@@ -369,7 +373,11 @@ fn our_clients_against_a_stock_multi_client_receiver() {
     let o = s.wait(IO);
     d.join().unwrap();
     assert_eq!(o.code(), Some(0), "{o:?}");
-    assert!(o.stderr.contains("waiting for the last client"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("waiting for the last client"),
+        "{}",
+        o.stderr
+    );
 
     // Last client with warm-up: the stock receiver's duplicate 'R' must not be taken for
     // the answer to 'E'.
@@ -390,7 +398,11 @@ fn our_clients_against_a_stock_multi_client_receiver() {
     let o = s.wait(IO);
     d.join().unwrap();
     assert_eq!(o.code(), Some(0), "{o:?}");
-    assert!(o.stderr.contains("receiver exited from current test"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("receiver exited from current test"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]

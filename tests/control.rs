@@ -85,6 +85,11 @@ fn multi_client_test_sums_all_senders() {
 fn last_client_against_a_receiver_without_multi_client_mode() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25301 -t 2");
     let l = run("-s 127.0.0.1 -P 1 -n 1 -p 25301 -t 2 -L", LIMIT);
+    eprintln!(
+        "FAULT -L without -M: sender ended {:.1?}, exit {:?}",
+        l.elapsed,
+        l.code()
+    );
     assert_eq!(l.code(), Some(1), "{l:?}");
     assert!(
         l.stderr.contains("not in multi-client mode (-M)"),
@@ -102,6 +107,11 @@ fn last_client_against_a_receiver_without_multi_client_mode() {
 fn sync_port_in_use_is_named() {
     let _held = TcpListener::bind("127.0.0.1:25400").expect("hold the sync port");
     let o = run("-r 127.0.0.1 -P 1 -p 25401 -t 2", Duration::from_secs(5));
+    eprintln!(
+        "FAULT sync port in use: receiver ended {:.1?}, exit {:?}",
+        o.elapsed,
+        o.code()
+    );
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(o.stderr.contains("sync port 25400"), "{}", o.stderr);
     assert!(o.elapsed < Duration::from_secs(2));

@@ -5,7 +5,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::util::{Proc, Tables, assert_close, parse_tables, spawn_in};
+use crate::util::{Output, Proc, Tables, assert_close, parse_tables, spawn_in};
 
 /// Two namespaces `a` (sender side, .1) and `b` (receiver side, .2) on a veth pair;
 /// deleted again on drop, also when the test fails.
@@ -14,6 +14,8 @@ pub(crate) struct TwoHosts {
     pub(crate) b: String,
     pub(crate) ip_a: String,
     pub(crate) ip_b: String,
+    /// The veth end inside namespace `a`.
+    pub(crate) dev_a: String,
 }
 
 fn ip(args: &str) {
@@ -40,6 +42,7 @@ impl TwoHosts {
             b: format!("nt{tag}b"),
             ip_a: format!("10.201.{net}.1"),
             ip_b: format!("10.201.{net}.2"),
+            dev_a: format!("v{tag}a"),
         };
         h.cleanup();
         ip(&format!("netns add {}", h.a));
@@ -55,6 +58,38 @@ impl TwoHosts {
             ip(&format!("-n {ns} link set lo up"));
         }
         h
+    }
+
+    /// Runs a command inside namespace `ns` (must succeed).
+    pub(crate) fn exec(&self, ns: &str, cmd: &str) {
+        let out = Command::new("ip")
+            .args(["netns", "exec", ns])
+            .args(cmd.split_whitespace())
+            .output()
+            .expect("run ip netns exec");
+        assert!(
+            out.status.success(),
+            "{cmd} in {ns}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Drops `percent` % of the packets from `a` arriving in `b` (nftables `numgen`).
+    pub(crate) fn drop_in_b(&self, percent: u32) {
+        self.exec(&self.b, "nft add table inet ntt");
+        self.exec(
+            &self.b,
+            "nft add chain inet ntt in { type filter hook input priority 0 ; }",
+        );
+        let rule = if percent >= 100 {
+            format!("nft add rule inet ntt in ip saddr {} drop", self.ip_a)
+        } else {
+            format!(
+                "nft add rule inet ntt in ip saddr {} numgen random mod 100 < {percent} drop",
+                self.ip_a
+            )
+        };
+        self.exec(&self.b, &rule);
     }
 
     fn cleanup(&self) {
@@ -131,4 +166,77 @@ fn receiver_address_of_another_host_is_a_usage_error() {
         "{}",
         o.stderr
     );
+}
+
+/// Runs a 10 s test across the veth pair with a 2 s deadline, applies `fault` 3 s in, and
+/// checks that both sides end by themselves within the cycle plus 5 s, exit 1 and print
+/// what they measured before the fault.
+fn fault_mid_test(tag: &str, net: u8, port: u16, fault: impl FnOnce(&TwoHosts)) {
+    let h = TwoHosts::new(tag, net);
+    let m = format!("-m 1,*,{} -p {port} -t 10 --timeout 2", h.ip_b);
+    let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
+    let s = spawn_in(&h.a, "sender", &format!("-s {m}"));
+    std::thread::sleep(Duration::from_secs(3));
+    fault(&h);
+    let at = std::time::Instant::now();
+    let limit = Duration::from_secs(10 + 5);
+    let so: Output = s.wait(limit);
+    let sender_end = at.elapsed();
+    let ro: Output = r.wait(limit);
+    let receiver_end = at.elapsed();
+    for (who, o, end) in [("sender", &so, sender_end), ("receiver", &ro, receiver_end)] {
+        assert_eq!(o.code(), Some(1), "{who}: {o:?}");
+        assert!(o.stderr.contains("test ended early"), "{who}: {}", o.stderr);
+        let t = parse_tables(&o.stdout);
+        assert_eq!(t.len(), 1, "{who} printed its results: {}", o.stdout);
+        assert!(
+            t[0].realtime > 2.0 && t[0].realtime < 9.0,
+            "{who}: {:?}",
+            t[0]
+        );
+        assert!(t[0].meg > 1.0, "{who}: {:?}", t[0]);
+        assert!(
+            end < Duration::from_secs(7 + 5),
+            "{who} took {end:?} after the fault"
+        );
+        eprintln!(
+            "FAULT {tag}: {who} ended {end:.1?} after the fault, exit {:?}",
+            o.code()
+        );
+    }
+}
+
+#[test]
+fn link_down_mid_test_both_sides_detect_the_silence() {
+    fault_mid_test("ld", 4, 23201, |h| {
+        h.exec(&h.a, &format!("ip link set {} down", h.dev_a));
+    });
+}
+
+#[test]
+fn total_loss_mid_test_both_sides_detect_the_silence() {
+    fault_mid_test("tl", 5, 23301, |h| h.drop_in_b(100));
+}
+
+#[test]
+fn two_percent_loss_at_one_gigabit_completes_and_totals_agree() {
+    let h = TwoHosts::new("lr", 6);
+    h.exec(
+        &h.a,
+        &format!(
+            "tc qdisc add dev {} root tbf rate 1gbit burst 256kb latency 50ms",
+            h.dev_a
+        ),
+    );
+    h.drop_in_b(2);
+    let m = format!("-m 2,*,{} -p 23601 -W 1 -t 4", h.ip_b);
+    let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
+    let s = spawn_in(&h.a, "sender", &format!("-s {m}"));
+    let (sc, st, se) = finish(s);
+    let (rc, rt, re) = finish(r);
+    assert_eq!((sc, rc), (0, 0), "sender: {se}\nreceiver: {re}");
+    assert_close(rt.realtime, 4.0, 5.0, "on time");
+    let gbit = rt.mb_per_s * 8.0 * 1.048576 / 1000.0;
+    assert!(gbit > 0.3 && gbit < 1.05, "shaped to 1 Gbit/s: {gbit}");
+    assert_close(st.meg, rt.meg, 1.0, "sender vs receiver under loss");
 }
