@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use ntttcp::cli::{self, Parsed};
 use ntttcp::report::{settings, terminal};
-use ntttcp::{Interrupted, stop::Flag, sys::affinity};
+use ntttcp::sys::{affinity, daemon};
+use ntttcp::{Interrupted, stop::Flag};
 
 fn main() -> ExitCode {
     terminal::out(&format!(
@@ -22,6 +23,17 @@ fn main() -> ExitCode {
         Err(e) => {
             terminal::err(&format!("ntttcp: error: {e}"));
             return ExitCode::from(ntttcp::EXIT_USAGE);
+        }
+    };
+    let _pid_file = match daemon::detach_if(config.daemon, config.pid_file.as_deref()) {
+        Ok(daemon::Background::Started(pid)) => {
+            terminal::out(&format!("running in the background (pid {pid})\n"));
+            return ExitCode::SUCCESS;
+        }
+        Ok(daemon::Background::Running(pid_file)) => pid_file,
+        Err(e) => {
+            terminal::err(&format!("ntttcp: error: cannot run in the background: {e}"));
+            return ExitCode::from(ntttcp::EXIT_FAILURE);
         }
     };
     if config.verbose {

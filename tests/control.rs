@@ -277,3 +277,60 @@ fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .expect("VmRSS of the receiver")
 }
+
+#[test]
+fn daemon_detaches_keeps_relative_paths_and_serves_a_test() {
+    let dir = std::env::temp_dir().join(format!("ntttcp-daemon-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("run")).unwrap();
+    struct Cleanup(std::path::PathBuf, Option<u32>);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            if let Some(pid) = self.1 {
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .status();
+            }
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let mut guard = Cleanup(dir.clone(), None);
+    let out = std::process::Command::new(crate::util::bin())
+        .args("-r 127.0.0.1 -P 1 -p 25901 -t 2 -D --pid-file run/ntttcp.pid".split(' '))
+        .current_dir(&dir)
+        .output()
+        .expect("run ntttcp -D");
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("running in the background (pid "),
+        "{stdout}"
+    );
+    let pid_path = dir.join("run/ntttcp.pid");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let pid: u32 = loop {
+        if let Some(p) = std::fs::read_to_string(&pid_path)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break p;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no pid file at {}",
+            pid_path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    guard.1 = Some(pid);
+    assert!(stdout.contains(&format!("(pid {pid})")), "{stdout}");
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -p 25901 -t 2", LIMIT);
+    assert_eq!(s.code(), Some(0), "the daemon served the test: {s:?}");
+    // Without -H the daemon ends after its test and removes its PID file.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(Instant::now() < deadline, "daemon {pid} still running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    guard.1 = None;
+    assert!(!pid_path.exists(), "pid file removed");
+}

@@ -6,6 +6,7 @@
 
 pub mod affinity;
 pub mod cpu;
+pub mod daemon;
 pub mod net;
 
 use serde::Serialize;
