@@ -99,8 +99,14 @@ pub struct Config {
     pub recv_size: usize,
     /// Warm-up, duration, cool-down.
     pub timeline: Timeline,
-    /// Whether the ntttcp-for-linux sync handshake runs (off with `-N` / `-ns`).
+    /// Whether the two sides synchronize their start (off with `-N` / `-ns`): with
+    /// ntttcp-for-linux's handshake, or Windows NTttcp's tokens when `windows_sync`.
     pub sync: bool,
+    /// Windows-dialect line with sync: per-thread tokens on data port + 1000 instead of
+    /// the ntttcp-for-linux handshake; each side times itself.
+    pub windows_sync: bool,
+    /// Windows `-sp`: the receiver hands out data ports base+1… over the base port.
+    pub port_handout: bool,
     /// Use IPv6 wildcard/loopback defaults.
     pub ipv6: bool,
     /// `-Q`: no live lines.
@@ -157,9 +163,15 @@ impl Config {
         self.base_port - 1
     }
 
-    /// Data port number of port index j.
+    /// Data port number of port index j (one higher with the `-sp` hand-out, which
+    /// uses the base port itself).
     pub fn port(&self, j: usize) -> u16 {
-        self.base_port + j as u16
+        self.base_port + j as u16 + u16::from(self.port_handout)
+    }
+
+    /// Whether the ntttcp-for-linux sync channel is used.
+    pub fn linux_sync(&self) -> bool {
+        self.sync && !self.windows_sync
     }
 
     /// Sender threads in index order: thread k targets port `k / n`.
@@ -237,6 +249,8 @@ mod tests {
                 cooldown: 1,
             },
             sync: true,
+            windows_sync: false,
+            port_handout: false,
             ipv6: false,
             quiet: false,
             verbose: false,

@@ -15,9 +15,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-use crate::config::{Config, Dialect};
+use crate::config::Config;
 use crate::control::message::{Reply, ReplyPhase, Request, State};
-use crate::control::{Connection, Incoming, Writer};
+use crate::control::{Connection, Incoming, Writer, windows};
 use crate::report::{Report, Side};
 use crate::stop::Flag;
 use crate::stream::{self, SendPlan, Worker};
@@ -27,22 +27,22 @@ use crate::{Interrupted, Note, Notes, StopOnDrop, join_workers, worker_failure};
 
 /// Runs the sender side of one test.
 pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Report> {
-    let targets = (0..cfg.ports.len())
+    let mut targets = (0..cfg.ports.len())
         .map(|j| resolve(&cfg.host_of(j), cfg.port(j), cfg.ipv6))
         .collect::<Result<Vec<_>>>()?;
-
-    if cfg.sync && cfg.dialect == Dialect::Windows {
-        notes(Note::Warn(
-            "Windows-dialect line without -ns: using the ntttcp-for-linux sync protocol \
-             (Windows NTttcp's own handshake is not implemented yet); add -ns on both \
-             sides to test against Windows NTttcp"
-                .into(),
-        ));
+    if cfg.port_handout {
+        // Windows -sp: each thread asks the base port for its data port.
+        let deadline = Instant::now() + cfg.timeout;
+        for t in &mut targets {
+            let base = SocketAddr::new(t.ip(), cfg.base_port);
+            t.set_port(windows::request_port(base, deadline).await?);
+        }
     }
+
     // One sync session per receiver host, on the port below that host's first data port.
     let mut sessions = Vec::new();
     let mut negotiated = cfg.timeline.cycle();
-    if cfg.sync {
+    if cfg.linux_sync() {
         let mut seen = Vec::new();
         for (j, t) in targets.iter().enumerate() {
             if !seen.contains(&t.ip()) {
@@ -101,6 +101,9 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     for conn in &mut sessions {
         request_start(conn, cfg, interrupt, notes).await?;
     }
+    if cfg.windows_sync {
+        exchange_tokens(&targets, cfg, interrupt).await?;
+    }
 
     let t0 = Instant::now();
     start.trigger();
@@ -144,7 +147,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         cfg.send_size,
         &ports,
         total,
-        cfg.sync.then_some(negotiated),
+        cfg.linux_sync().then_some(negotiated),
         &window,
     );
     notes(Note::Report(Box::new(report.clone())));
@@ -256,6 +259,27 @@ async fn handshake(
         unreachable!("decode in the Negotiated phase only yields Negotiated");
     };
     Ok((conn, n))
+}
+
+/// Windows sync: every thread swaps its token on its data port + 1000, all at once.
+async fn exchange_tokens(targets: &[SocketAddr], cfg: &Config, interrupt: &Flag) -> Result<()> {
+    let deadline = Instant::now() + cfg.timeout;
+    let mut set = tokio::task::JoinSet::new();
+    for t in targets {
+        let addr = SocketAddr::new(t.ip(), t.port() + windows::TOKEN_PORT_OFFSET);
+        set.spawn(windows::exchange_as_sender(addr, deadline));
+    }
+    loop {
+        tokio::select! {
+            r = set.join_next() => match r {
+                None => return Ok(()),
+                Some(Ok(Ok(()))) => {}
+                Some(Ok(Err(e))) => return Err(e.context("Windows NTttcp sync")),
+                Some(Err(e)) => bail!("Windows NTttcp sync task failed: {e}"),
+            },
+            _ = interrupt.wait() => return Err(Interrupted.into()),
+        }
+    }
 }
 
 /// The cycle time to propose. A stock ntttcp-for-linux receiver reads 69, 76, 82 and 88

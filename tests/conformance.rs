@@ -1,6 +1,7 @@
 //! Wire conformance with ntttcp-for-linux 1.4.3: the test plays a stock peer byte for byte
 //! (spec ntttcp-for-linux.md 2.5) against our receiver and our sender.
-//! PORTS: 22000-22999 and 23400-23599, 100 per test.
+//! PORTS: 22000-22999 and 23400-23599, 100 per test; Windows sync tests 27000-27029 with
+//! their token ports 28000-28029.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -416,4 +417,94 @@ fn colliding_cycle_is_proposed_one_second_longer() {
     drop(sync);
     let o = s.wait(IO);
     assert!(o.stderr.contains("would be misread"), "{}", o.stderr);
+}
+
+/// Windows NTttcp's per-thread token: one byte 'X' each way on data port + 1000.
+fn swap_token(s: &mut TcpStream) {
+    let mut b = [0u8; 1];
+    s.write_all(b"X").unwrap();
+    s.read_exact(&mut b).expect("a token byte");
+    assert_eq!(&b, b"X");
+}
+
+#[test]
+fn windows_sync_stock_sender_against_our_receiver() {
+    // A Windows-only spelling (-wu) makes this a Windows line: tokens, not the Linux
+    // handshake, and each side times itself.
+    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p 27001 -wu 0 -t 2");
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut blasters = Vec::new();
+    for port in [27001, 27002] {
+        let data = connect(port);
+        let mut token = connect(port + 1000);
+        swap_token(&mut token);
+        blasters.push((data, token));
+    }
+    let sent: Vec<_> = blasters
+        .into_iter()
+        .map(|(d, _t)| blast(d, stop.clone()))
+        .collect();
+    std::thread::sleep(Duration::from_millis(2300));
+    stop.store(true, Ordering::Relaxed);
+    let sent: u64 = sent.into_iter().map(|b| b.join().unwrap()).sum();
+    let o = r.wait(IO);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let t = &parse_tables(&o.stdout)[0];
+    assert_close(t.realtime, 2.0, 5.0, "receiver's own clock");
+    assert!(t.meg > 1.0 && t.meg * 1048576.0 <= sent as f64, "{t:?}");
+    // No ntttcp-for-linux sync port is opened on a Windows line.
+    assert!(TcpStream::connect("127.0.0.1:27000").is_err());
+}
+
+#[test]
+fn windows_sync_our_sender_against_a_stock_receiver_with_port_handout() {
+    // -sp: the receiver hands out base+1 over the base port (4 bytes, little-endian).
+    let base = TcpListener::bind("127.0.0.1:27010").unwrap();
+    let data_l = TcpListener::bind("127.0.0.1:27011").unwrap();
+    let token_l = TcpListener::bind("127.0.0.1:28011").unwrap();
+    let s = spawn("sender", "-s -m 1,*,127.0.0.1 -p 27010 -sp -t 2");
+    let mut ask = accept(&base);
+    ask.write_all(&27011u32.to_le_bytes()).unwrap();
+    drop(ask);
+    let total = Arc::new(AtomicU64::new(0));
+    let d = drain(accept(&data_l), total.clone());
+    let mut token = accept(&token_l);
+    let mut b = [0u8; 1];
+    token.read_exact(&mut b).unwrap();
+    assert_eq!(&b, b"X");
+    token.write_all(b"X").unwrap();
+    let o = s.wait(IO);
+    d.join().unwrap();
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let t = &parse_tables(&o.stdout)[0];
+    assert_close(t.realtime, 2.0, 5.0, "sender's own clock");
+    assert!(t.meg > 1.0 && t.meg * 1048576.0 <= total.load(Ordering::Relaxed) as f64 * 1.01);
+}
+
+#[test]
+fn windows_sync_port_handout_from_our_receiver() {
+    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p 27020 -sp -t 1");
+    let mut ports = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect(27020);
+        ports.push(u32::from_le_bytes(read4(&mut s)));
+    }
+    assert_eq!(ports, [27021, 27022], "base+1, base+2 in arrival order");
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut pairs = Vec::new();
+    for p in &ports {
+        let data = connect(*p as u16);
+        let mut token = connect(*p as u16 + 1000);
+        swap_token(&mut token);
+        pairs.push(data);
+    }
+    let b: Vec<_> = pairs.into_iter().map(|d| blast(d, stop.clone())).collect();
+    std::thread::sleep(Duration::from_millis(1300));
+    stop.store(true, Ordering::Relaxed);
+    for x in b {
+        x.join().unwrap();
+    }
+    let o = r.wait(IO);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert_eq!(parse_tables(&o.stdout)[0].threads.len(), 2);
 }

@@ -1,6 +1,7 @@
 //! Receiver and sender as two real processes on 127.0.0.1: normal runs in both sync modes
 //! and both dialects, the one-process loopback mode, and the ways a test can end early.
-//! PORTS: 21000-21999 and 24000-24999, 100 per test.
+//! PORTS: 21000-21999 and 24000-24999, 100 per test; Windows sync 27030-27049 with token
+//! ports 28030-28049.
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -295,4 +296,18 @@ fn ctrl_c_on_receiver_prints_results_and_the_sender_reports_the_loss() {
     let (rt, st) = (one_table(&ro.stdout), one_table(&so.stdout));
     assert!(rt.realtime < 5.0 && st.realtime < 5.0, "{rt:?} {st:?}");
     assert!(rt.meg > 1.0 && st.meg > 1.0);
+}
+
+#[test]
+fn windows_sync_between_our_own_processes() {
+    check_pair(
+        "-r -m 2,*,127.0.0.1 -p 27031 -wu 1 -t 2",
+        "-s -m 2,*,127.0.0.1 -p 27031 -wu 1 -t 2",
+        2.0,
+    );
+    check_pair(
+        "-r -m 2,*,127.0.0.1 -p 27040 -sp -wu 1 -t 2",
+        "-s -m 2,*,127.0.0.1 -p 27040 -sp -wu 1 -t 2",
+        2.0,
+    );
 }

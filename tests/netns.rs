@@ -1,6 +1,7 @@
 //! Two hosts on one machine: network namespaces joined by a veth pair, created and
 //! removed by each test (needs root, as CI runs). Each test uses its own namespace
-//! names, veth names and /24 subnet (10.201.N.0/24), so tests run in parallel.
+//! names, veth names and /24 subnet (10.201.N.0/24), so tests run in parallel; ports are
+//! per namespace.
 
 use std::process::Command;
 use std::time::Duration;

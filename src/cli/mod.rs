@@ -116,6 +116,10 @@ pub struct Cli {
     #[arg(short = 'N', long = "no-sync", visible_alias = "ns")]
     pub no_sync: bool,
 
+    /// Windows sync: the receiver hands out data ports over the base port (-sp).
+    #[arg(long = "sync-ports", visible_alias = "sp")]
+    pub sync_ports: bool,
+
     /// Use IPv6 defaults (bind `::`, loopback `::1`).
     #[arg(short = '6', long = "ipv6")]
     pub ipv6: bool,
@@ -364,13 +368,30 @@ fn to_config(
 
     let base_port = cli.port.unwrap_or(config::DEFAULT_PORT);
     let sync = !cli.no_sync;
-    if sync && base_port < 2 {
+    if sync && dialect == Dialect::Linux && base_port < 2 {
         return err(format!(
             "invalid value '{base_port}' for '-p': the sync port is one below it, so the \
              base port must be at least 2 (or use -N)"
         ));
     }
-    let last = base_port as usize + ports.len() - 1;
+    let windows_sync = sync && dialect == Dialect::Windows;
+    if cli.sync_ports && !windows_sync {
+        return err(
+            "-sp (port hand-out) is part of Windows NTttcp's sync: use it on a \
+                    Windows-dialect line without -ns"
+                .into(),
+        );
+    }
+    if windows_sync && ports.len() >= 1000 {
+        return err(format!(
+            "{} threads: Windows sync uses data port + 1000 per thread, so fewer than 1000 \
+             threads (or -ns)",
+            ports.len()
+        ));
+    }
+    let handout = usize::from(cli.sync_ports);
+    let token_offset = if windows_sync { 1000 } else { 0 };
+    let last = base_port as usize + ports.len() - 1 + handout + token_offset;
     if base_port == 0 || last > u16::MAX as usize {
         return err(format!(
             "invalid value '{base_port}' for '-p': {} ports from {base_port} end at {last}, \
@@ -431,6 +452,8 @@ fn to_config(
             cooldown: cli.cooldown.unwrap_or(0),
         },
         sync,
+        windows_sync,
+        port_handout: cli.sync_ports,
         ipv6: cli.ipv6,
         quiet: cli.quiet,
         verbose: cli.verbose,

@@ -83,7 +83,7 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
         Arity::One,
         "count mode (number of buffers); give -t instead",
     ),
-    unsupported("sp", Arity::None, "synchronized data ports"),
+    flag("sp", "sync-ports", Arity::None),
     flag("to", "timeout-ms", Arity::One),
     unsupported("a", Arity::Optional, "overlapped I/O"),
     unsupported("rb", Arity::One, "SO_RCVBUF"),

@@ -6,6 +6,7 @@
 //! without cancelling a half-finished read.
 
 pub mod message;
+pub mod windows;
 
 use std::io;
 use std::time::Duration;

@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::config::{Config, MAX_WAITING_CLIENTS, Role};
 use crate::control::message::{Reply, Request, RequestPhase, State};
-use crate::control::{Connection, Incoming, Writer};
+use crate::control::{Connection, Incoming, Writer, windows};
 use crate::report::{Report, Side};
 use crate::stop::Flag;
 use crate::stream::{self, Worker};
@@ -45,15 +45,40 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
                 .with_context(|| format!("cannot listen on data port {} ({addr})", addr.port()))?,
         );
     }
-    let sync_listener = if cfg.sync {
-        let addr = SocketAddr::new(ip(0)?, cfg.sync_port());
-        let l = stream::listen(addr)
+    let bind_tokio = |addr: SocketAddr, what: &str| {
+        stream::listen(addr)
             .and_then(|l| {
                 l.set_nonblocking(true)?;
                 TcpListener::from_std(l)
             })
-            .with_context(|| format!("cannot listen on sync port {} ({addr})", addr.port()))?;
-        Some(l)
+            .with_context(|| format!("cannot listen on {what} {} ({addr})", addr.port()))
+    };
+    // Windows sync: one token port per thread, and with -sp the port hand-out.
+    let mut token_listeners = Vec::new();
+    if cfg.windows_sync {
+        for j in 0..cfg.ports.len() {
+            let addr = SocketAddr::new(ip(j)?, cfg.port(j) + windows::TOKEN_PORT_OFFSET);
+            token_listeners.push(Arc::new(bind_tokio(addr, "sync token port")?));
+        }
+    }
+    let handout = if cfg.port_handout {
+        let addr = SocketAddr::new(ip(0)?, cfg.base_port);
+        let l = bind_tokio(addr, "port hand-out port")?;
+        let count = cfg.ports.len() as u16;
+        Some(tokio::spawn(windows::serve_ports(
+            l,
+            cfg.base_port,
+            count,
+            cfg.timeout,
+        )))
+    } else {
+        None
+    };
+    let sync_listener = if cfg.linux_sync() {
+        Some(bind_tokio(
+            SocketAddr::new(ip(0)?, cfg.sync_port()),
+            "sync port",
+        )?)
     } else {
         None
     };
@@ -89,7 +114,9 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
     let mut reports = Vec::new();
     let mut flows_seen = 0;
     loop {
-        let begun = if cfg.sync {
+        let begun = if cfg.windows_sync {
+            wait_for_tokens(cfg, &token_listeners, interrupt).await
+        } else if cfg.sync {
             wait_for_senders(cfg, &mut start_rx, &state, interrupt, notes).await
         } else {
             wait_for_flow(cfg, &flows, &mut flows_seen, interrupt).await
@@ -110,8 +137,8 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
             break;
         }
     }
-    if let Some(a) = acceptor {
-        a.abort();
+    for task in acceptor.into_iter().chain(handout) {
+        task.abort();
     }
     stop.trigger();
     join_workers(handles, &workers, Duration::from_secs(1)).await;
@@ -181,6 +208,30 @@ async fn wait_for_senders(
     }
 }
 
+/// Windows sync: waits until every thread's token has been exchanged (a failed exchange,
+/// such as a port scanner's connection, just waits for the next one).
+async fn wait_for_tokens(
+    cfg: &Config,
+    listeners: &[Arc<TcpListener>],
+    interrupt: &Flag,
+) -> Option<Begun> {
+    let mut set = tokio::task::JoinSet::new();
+    for l in listeners {
+        let (l, per_peer) = (l.clone(), cfg.timeout);
+        set.spawn(async move {
+            while windows::exchange_as_receiver(&l, per_peer).await.is_err() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+    }
+    let all = async { while set.join_next().await.is_some() {} };
+    tokio::select! {
+        _ = all => {}
+        _ = interrupt.wait() => return None,
+    }
+    Some((Instant::now(), cfg.timeline.cycle(), Vec::new()))
+}
+
 /// No-sync mode: waits until a new data connection starts to carry bytes.
 async fn wait_for_flow(
     cfg: &Config,
@@ -224,7 +275,7 @@ async fn test(
         tick: tokio::time::interval(Duration::from_millis(100)),
         silence: Silence::new(workers, cfg.timeout),
         seen_open: false,
-        sync: cfg.sync,
+        sync: cfg.linux_sync(),
     };
     // The sender's proposal is its whole cycle: our cool-down must fit inside it.
     let plan = Plan::within(cfg.timeline, negotiated, true);
@@ -258,7 +309,7 @@ async fn test(
         cfg.recv_size,
         &ports,
         connections,
-        cfg.sync.then_some(negotiated),
+        cfg.linux_sync().then_some(negotiated),
         &window,
     )
 }
