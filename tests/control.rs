@@ -1,5 +1,5 @@
 //! Coordination between real processes: hold, multi-client, mismatched settings, ports in
-//! use, and the sync listener under bad input. PORTS: 25000-25999, 100 per test.
+//! use, and the sync listener under bad input. PORTS: 25000-26999, 100 per test.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -333,4 +333,52 @@ fn daemon_detaches_keeps_relative_paths_and_serves_a_test() {
     }
     guard.1 = None;
     assert!(!pid_path.exists(), "pid file removed");
+}
+
+#[test]
+fn waiting_for_a_last_client_that_never_comes_has_a_deadline() {
+    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 26101 -t 2 -M");
+    // --timeout 1: connects within 1 s, waits at most 6 s for the last client.
+    let o = run("-s 127.0.0.1 -P 1 -n 1 -p 26101 -t 2 --timeout 1", LIMIT);
+    eprintln!(
+        "FAULT no last client: sender ended {:.1?}, exit {:?}",
+        o.elapsed,
+        o.code()
+    );
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(
+        o.stderr.contains("no last client (-L) joined"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.elapsed < Duration::from_secs(9), "{:?}", o.elapsed);
+}
+
+#[test]
+fn continuous_mode_runs_until_ctrl_c() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 26201 -t 5");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 26201 -t 0");
+    std::thread::sleep(Duration::from_secs(7));
+    s.signal(2);
+    let (so, ro) = (
+        s.wait(Duration::from_secs(5)),
+        r.wait(Duration::from_secs(5)),
+    );
+    assert_eq!(so.code(), Some(130), "{so:?}");
+    assert_eq!(
+        ro.code(),
+        Some(0),
+        "the sender's 'E' ends the receiver's test: {ro:?}"
+    );
+    assert!(
+        ro.stderr.contains("negotiated to run in continuous mode"),
+        "{}",
+        ro.stderr
+    );
+    let (st, rt) = (&parse_tables(&so.stdout)[0], &parse_tables(&ro.stdout)[0]);
+    assert!(
+        st.realtime > 6.0 && rt.realtime > 6.0,
+        "ran past -t 5: {st:?} {rt:?}"
+    );
+    assert_close(st.meg, rt.meg, 2.0, "continuous totals");
 }
