@@ -95,13 +95,33 @@ pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit status: interrupted by Ctrl+C or SIGTERM.
 pub const EXIT_INTERRUPTED: u8 = 130;
+/// Exit status: the test completed but its throughput was below `--min-throughput`.
+pub const EXIT_BELOW_MIN: u8 = 3;
 
-/// The exit status for a test that measured something and ended as `end`.
-pub fn exit_status(end: &End) -> u8 {
-    match end {
-        End::Completed | End::PeerEnded => EXIT_OK,
-        End::Fault(_) => EXIT_FAILURE,
-        End::Interrupted => EXIT_INTERRUPTED,
+/// The exit status for a run that measured something: a fault beats an interruption beats
+/// a throughput below `min_bps` (bits/s) beats success. The floor is checked against the
+/// receiver's figures when this process has them (loopback), else against every report.
+pub fn exit_status(outcome: &Outcome, min_bps: Option<f64>) -> u8 {
+    match outcome.end() {
+        End::Fault(_) => return EXIT_FAILURE,
+        End::Interrupted => return EXIT_INTERRUPTED,
+        End::Completed | End::PeerEnded => {}
+    }
+    let Some(min) = min_bps else { return EXIT_OK };
+    let receivers: Vec<&Report> = outcome
+        .reports
+        .iter()
+        .filter(|r| r.side == report::Side::Receiver)
+        .collect();
+    let judged = if receivers.is_empty() {
+        outcome.reports.iter().collect()
+    } else {
+        receivers
+    };
+    if judged.iter().any(|r| stats::bits_per_second(r) < min) {
+        EXIT_BELOW_MIN
+    } else {
+        EXIT_OK
     }
 }
 
@@ -188,16 +208,8 @@ mod tests {
 
     fn report(end: End) -> Report {
         Report {
-            side: report::Side::Sender,
-            buffer_len: 1,
-            realtime_s: 1.0,
-            threads: vec![],
-            connections: 0,
-            cpu_count: 1,
-            cpu_mhz: 0.0,
-            sys: Default::default(),
-            negotiated_cycle_s: None,
             end,
+            ..report::fixture::seed_report()
         }
     }
 
@@ -216,9 +228,18 @@ mod tests {
             End::Interrupted
         );
         assert_eq!(o(vec![End::Interrupted, fault.clone()]).end(), fault);
-        assert_eq!(exit_status(&End::Completed), 0);
-        assert_eq!(exit_status(&End::PeerEnded), 0);
-        assert_eq!(exit_status(&fault), 1);
-        assert_eq!(exit_status(&End::Interrupted), 130);
+        let status = |ends: Vec<End>, min: Option<f64>| exit_status(&o(ends), min);
+        assert_eq!(status(vec![End::Completed], None), 0);
+        assert_eq!(status(vec![End::PeerEnded], None), 0);
+        assert_eq!(status(vec![fault.clone()], None), 1);
+        assert_eq!(status(vec![End::Interrupted], None), 130);
+        // The seed moved 957 Mbit/s: under a 1G floor, over a 900M one.
+        assert_eq!(status(vec![End::Completed], Some(1e9)), EXIT_BELOW_MIN);
+        assert_eq!(status(vec![End::Completed], Some(9e8)), 0);
+        assert_eq!(
+            status(vec![fault], Some(1e9)),
+            1,
+            "a fault outranks the floor"
+        );
     }
 }

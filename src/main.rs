@@ -36,25 +36,28 @@ fn main() -> ExitCode {
             return ExitCode::from(ntttcp::EXIT_FAILURE);
         }
     };
+    let term = match terminal::Terminal::new(config.role, config.verbose, look.clone()) {
+        Ok(t) => t,
+        Err(e) => {
+            terminal::err(&format!("ntttcp: error: {e}"));
+            return ExitCode::from(ntttcp::EXIT_FAILURE);
+        }
+    };
     if config.verbose {
-        terminal::out(&settings::render(&config));
+        term.out(&settings::render(&config));
     }
     let interrupt = Flag::new();
     if let Err(e) = ntttcp::stop::install_signal_handlers(interrupt.clone()) {
-        terminal::err(&format!("ntttcp: warning: no Ctrl+C handling: {e}"));
+        term.err(&format!("ntttcp: warning: no Ctrl+C handling: {e}"));
     }
-    let notes = terminal::notes(config.role, config.verbose, look);
-    match ntttcp::run(&config, &interrupt, &notes) {
-        Ok(outcome) => {
-            let end = outcome.end();
-            ExitCode::from(ntttcp::exit_status(&end))
-        }
+    match ntttcp::run(&config, &interrupt, &|n| term.note(n)) {
+        Ok(outcome) => ExitCode::from(ntttcp::exit_status(&outcome, look.min_throughput)),
         Err(e) if e.is::<Interrupted>() => {
-            terminal::err(&format!("ntttcp: {e}"));
+            term.err(&format!("ntttcp: {e}"));
             ExitCode::from(ntttcp::EXIT_INTERRUPTED)
         }
         Err(e) => {
-            terminal::err(&format!("ntttcp: error: {e:#}"));
+            term.err(&format!("ntttcp: error: {e:#}"));
             ExitCode::from(ntttcp::EXIT_FAILURE)
         }
     }

@@ -144,7 +144,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     let ports: Vec<u16> = threads.iter().map(|t| cfg.port(t.port_index)).collect();
     let report = Report::from_window(
         Side::Sender,
-        cfg.send_size,
+        cfg,
         &ports,
         total,
         cfg.linux_sync().then_some(negotiated),

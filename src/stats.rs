@@ -60,6 +60,11 @@ fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { 0.0 }
 }
 
+/// Total bits per second of a report.
+pub fn bits_per_second(r: &Report) -> f64 {
+    ratio(r.total_bytes() as f64 * 8.0, r.realtime_s)
+}
+
 /// Per-thread figures.
 pub fn thread(t: &ThreadResult) -> ThreadFigures {
     ThreadFigures {
@@ -101,5 +106,96 @@ pub fn totals(r: &Report) -> Totals {
         retransmits: tcp.retrans_segs,
         errors: tcp.attempt_fails,
         cpu_pct,
+    }
+}
+
+/// The ntttcp-for-linux figures (spec 4.7): decimal units, idle-only CPU busy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinuxFigures {
+    /// Bytes / 10^6.
+    pub mb: f64,
+    /// Bytes / 10^6 / seconds.
+    pub mb_per_s: f64,
+    /// Bits / 10^6 / seconds.
+    pub mbps: f64,
+    /// Bytes / seconds.
+    pub bytes_per_s: f64,
+    /// Percent of all CPU ticks in each state.
+    pub user: f64,
+    /// System (kernel) %.
+    pub system: f64,
+    /// Idle %.
+    pub idle: f64,
+    /// I/O wait %.
+    pub iowait: f64,
+    /// Soft-interrupt %.
+    pub softirq: f64,
+    /// MHz·10^6 · seconds · cores · (1 − idle fraction) / bytes.
+    pub cycles_per_byte: f64,
+    /// This process's CPU time / wall time × 100 (can exceed 100 %).
+    pub cpu_busy_all: f64,
+}
+
+/// ntttcp-for-linux's per-thread (KB/s, MB/s, mbps), decimal, over the report's time.
+pub fn linux_thread(r: &Report, t: &ThreadResult) -> (f64, f64, f64) {
+    let bps = ratio(t.bytes as f64, r.realtime_s);
+    (bps / 1e3, bps / 1e6, bps * 8.0 / 1e6)
+}
+
+/// The ntttcp-for-linux totals.
+pub fn linux(r: &Report) -> LinuxFigures {
+    let bytes = r.total_bytes() as f64;
+    let secs = r.realtime_s;
+    let c = &r.sys.cpu;
+    let total = c.total() as f64;
+    let pct = |v: u64| ratio(v as f64 * 100.0, total);
+    let busy = 1.0 - ratio(c.idle as f64, total);
+    let bytes_per_s = ratio(bytes, secs);
+    LinuxFigures {
+        mb: bytes / 1e6,
+        mb_per_s: bytes_per_s / 1e6,
+        mbps: bytes_per_s * 8.0 / 1e6,
+        bytes_per_s,
+        user: pct(c.user),
+        system: pct(c.system),
+        idle: pct(c.idle),
+        iowait: pct(c.iowait),
+        softirq: pct(c.softirq),
+        cycles_per_byte: if total > 0.0 {
+            ratio(r.cpu_mhz * 1e6 * secs * r.cpu_count as f64 * busy, bytes)
+        } else {
+            0.0
+        },
+        cpu_busy_all: ratio(r.sys.process_cpu_s * 100.0, secs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::seed_report;
+
+    #[test]
+    fn windows_totals_of_the_seed() {
+        let t = totals(&seed_report());
+        assert!((t.meg - 34243.0).abs() < 1e-9);
+        assert!((t.buffers - 547_888.0).abs() < 1e-9);
+        assert!((t.cpu_pct - 15.075).abs() < 1e-9);
+        assert_eq!((t.packets_sent, t.retransmits), (25_324_915, 60_412));
+    }
+
+    #[test]
+    fn linux_figures_are_decimal_and_idle_based() {
+        let r = seed_report();
+        let l = linux(&r);
+        let bytes = 34243.0 * 1048576.0;
+        assert!((l.mb - bytes / 1e6).abs() < 1e-6);
+        assert!((l.mbps - bytes * 8.0 / 1e6 / 300.00515).abs() < 1e-6);
+        assert!((l.user - 5.0).abs() < 1e-9 && (l.idle - 84.925).abs() < 1e-9);
+        let want = 2793.0e6 * 300.00515 * 2.0 * (1.0 - 0.84925) / bytes;
+        assert!((l.cycles_per_byte - want).abs() < 1e-9);
+        assert!((l.cpu_busy_all - 120.0 * 100.0 / 300.00515).abs() < 1e-9);
+        let (kb, mb, mbps) = linux_thread(&r, &r.threads[0]);
+        assert!((kb / 1e3 - mb).abs() < 1e-9 && (mb * 8.0 - mbps).abs() < 1e-9);
     }
 }

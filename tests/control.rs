@@ -1,5 +1,5 @@
 //! Coordination between real processes: hold, multi-client, mismatched settings, ports in
-//! use, and the sync listener under bad input. PORTS: 25000-26999, 100 per test.
+//! use, and the sync listener under bad input. PORTS: 25000-26499, 100 per test.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

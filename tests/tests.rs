@@ -9,3 +9,4 @@ mod conformance;
 mod control;
 mod loopback;
 mod netns;
+mod outputs;

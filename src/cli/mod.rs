@@ -16,7 +16,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 use crate::config::{
     self, Config, Dialect, IoMode, PortPlan, Role, Timeline, UsageError, loopback_host,
 };
-use values::{ByteSize, CpuSpec, Mapping, strip_brackets};
+use values::{ByteSize, CpuSpec, Mapping, Rate, strip_brackets};
 
 const AFTER_HELP: &str = "\
 Dialects: a line is read as Windows NTttcp when it contains a Windows-only spelling
@@ -176,6 +176,30 @@ pub struct Cli {
     )]
     pub timeout_ms: Option<u64>,
 
+    /// Write the ntttcp-for-linux XML result file [default ntttcp-for-linux-log.xml].
+    #[arg(short = 'x', long = "xml", value_name = "FILE", num_args = 0..=1,
+          default_missing_value = "ntttcp-for-linux-log.xml")]
+    pub xml: Option<std::path::PathBuf>,
+
+    /// Write the ntttcp-for-linux JSON result file [default ntttcp-for-linux-log.json].
+    #[arg(short = 'j', long = "json", value_name = "FILE", num_args = 0..=1,
+          default_missing_value = "ntttcp-for-linux-log.json")]
+    pub json: Option<std::path::PathBuf>,
+
+    /// Copy the console output to a file [default ntttcp-for-linux-log.log].
+    #[arg(short = 'O', long = "log", value_name = "FILE", num_args = 0..=1,
+          default_missing_value = "ntttcp-for-linux-log.log")]
+    pub log: Option<std::path::PathBuf>,
+
+    /// Append the Windows NTttcp XML result (Windows -xml) [default xml.txt].
+    #[arg(long = "xml-windows", value_name = "FILE", num_args = 0..=1,
+          default_missing_value = "xml.txt")]
+    pub xml_windows: Option<std::path::PathBuf>,
+
+    /// After printing, exit 3 if the throughput is below RATE (bits/s; 5G, 500M).
+    #[arg(long = "min-throughput", value_name = "RATE")]
+    pub min_throughput: Option<Rate>,
+
     /// Data path of sender workers: auto (blocking for one connection per thread), blocking
     /// or async.
     #[arg(long = "io", value_name = "MODE", hide = true, value_parser = parse_io_mode)]
@@ -204,11 +228,22 @@ pub enum Parsed {
     Info(String),
 }
 
-/// Rendering choices that do not affect the measurement.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Rendering and output choices that do not affect the measurement. Paths are absolute,
+/// so a daemon writes where the command was typed.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Presentation {
     /// Omit the per-thread table (`-hpt`).
     pub hide_per_thread: bool,
+    /// ntttcp-for-linux XML file (`-x`).
+    pub xml: Option<std::path::PathBuf>,
+    /// ntttcp-for-linux JSON file (`-j`).
+    pub json: Option<std::path::PathBuf>,
+    /// Console copy (`-O`).
+    pub log: Option<std::path::PathBuf>,
+    /// Windows NTttcp XML file, appended (`-xml`).
+    pub xml_windows: Option<std::path::PathBuf>,
+    /// Exit 3 below this many bits per second.
+    pub min_throughput: Option<f64>,
 }
 
 /// Parses a whole command line (program name first). `cpus` are the CPU numbers this
@@ -237,8 +272,22 @@ pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
         }
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| UsageError(one_line(&e.to_string())))?;
+    let absolute = |p: &Option<std::path::PathBuf>, flag: &str| {
+        p.as_ref()
+            .map(|p| {
+                std::path::absolute(p).map_err(|e| {
+                    UsageError(format!("invalid value '{}' for '{flag}': {e}", p.display()))
+                })
+            })
+            .transpose()
+    };
     let presentation = Presentation {
         hide_per_thread: cli.hide_per_thread,
+        xml: absolute(&cli.xml, "-x")?,
+        json: absolute(&cli.json, "-j")?,
+        log: absolute(&cli.log, "-O")?,
+        xml_windows: absolute(&cli.xml_windows, "-xml")?,
+        min_throughput: cli.min_throughput.map(|r| r.0),
     };
     let config = to_config(cli, &matches, normalized.dialect, cpus)?;
     Ok(Parsed::Run(Box::new(config), presentation))

@@ -206,7 +206,7 @@ fn usage_errors_name_the_flag_and_value() {
         ("-s -ns -t 5", &["-m"]),
         ("--loopback -m 2,*,10.0.0.5", &["10.0.0.5", "loopback"]),
         ("--loopback -r", &["--loopback"]),
-        ("-s 10.0.0.5 -x out.xml", &["'-x'", "not supported"]),
+        ("-s 10.0.0.5 -u", &["'-u'", "not supported"]),
         ("-s -m 1,*,h -ns -sb 1M", &["'-sb'", "not supported"]),
         ("-s -m 1,*,h -ns -l abc", &["'-l'", "'abc' is not a size"]),
     ];

@@ -45,6 +45,38 @@ impl FromStr for ByteSize {
     }
 }
 
+/// A rate in bits per second with an optional 1000-based suffix and unit: `5G`, `500M`,
+/// `10Gbps`, `1e9` (rates are decimal in both originals, unlike sizes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate(pub f64);
+
+impl FromStr for Rate {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        let lower = t.to_ascii_lowercase();
+        let t = lower
+            .strip_suffix("bit/s")
+            .or_else(|| lower.strip_suffix("bps"))
+            .unwrap_or(&lower);
+        let (number, multiplier) = match t.chars().last() {
+            Some('k') => (&t[..t.len() - 1], 1e3),
+            Some('m') => (&t[..t.len() - 1], 1e6),
+            Some('g') => (&t[..t.len() - 1], 1e9),
+            Some('t') => (&t[..t.len() - 1], 1e12),
+            _ => (t, 1.0),
+        };
+        let v: f64 = number
+            .parse()
+            .map_err(|_| format!("'{s}' is not a rate (examples: 5G, 500M, 10Gbps)"))?;
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("rate '{s}' is out of range"));
+        }
+        Ok(Self(v * multiplier))
+    }
+}
+
 /// Where a mapping's threads run: one CPU (`0`), or spread over the allowed CPUs (`*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum CpuSpec {
@@ -157,6 +189,28 @@ mod tests {
         }
         for bad in ["", "abc", "64Q", "0", "-1", "0.1", "K", "1.5.2k", "2T"] {
             assert!(bad.parse::<ByteSize>().is_err(), "{bad} should fail");
+        }
+    }
+
+    #[test]
+    fn rates_are_decimal_bits() {
+        let ok = [
+            ("5G", 5e9),
+            ("5g", 5e9),
+            ("500M", 5e8),
+            ("10Gbps", 1e10),
+            ("1.5k", 1500.0),
+            ("1e9", 1e9),
+            ("2 Gbit/s", f64::NAN),
+        ];
+        for (input, want) in ok {
+            match input.parse::<Rate>() {
+                Ok(Rate(v)) => assert_eq!(v, want, "{input}"),
+                Err(_) => assert!(want.is_nan(), "{input} should parse"),
+            }
+        }
+        for bad in ["", "fast", "-1G", "5X"] {
+            assert!(bad.parse::<Rate>().is_err(), "{bad} should fail");
         }
     }
 

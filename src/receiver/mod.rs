@@ -306,7 +306,7 @@ async fn test(
         count(|w| w.connections.load(Ordering::Acquire)) - accepted_before + open_at_start;
     Report::from_window(
         Side::Receiver,
-        cfg.recv_size,
+        cfg,
         &ports,
         connections,
         cfg.linux_sync().then_some(negotiated),

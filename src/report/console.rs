@@ -61,55 +61,9 @@ pub fn render(r: &Report, hide_per_thread: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Report, Side, ThreadResult};
-    use crate::sys::SysUsage;
+    use crate::report::Side;
+    use crate::report::fixture::seed_report;
     use crate::sys::cpu::CpuTimes;
-    use crate::sys::net::TcpCounters;
-    use crate::timeline::End;
-
-    /// The raw counters behind the 5.39 sample of ntttcp-windows.md 1.7: 4 threads of
-    /// 64 KiB buffers over 300.006 s, 34243 MiB in 300.00515 s, 15.075 % busy on 2 CPUs
-    /// at 2793 MHz. Everything printed is derived from these by `stats`.
-    pub(crate) fn seed_report() -> Report {
-        let buffers = [138_834u64, 137_194, 135_841, 136_019];
-        Report {
-            side: Side::Sender,
-            buffer_len: 65536,
-            realtime_s: 300.00515,
-            threads: buffers
-                .iter()
-                .enumerate()
-                .map(|(index, b)| ThreadResult {
-                    index,
-                    port: 5001 + index as u16,
-                    seconds: 300.006,
-                    bytes: b * 65536,
-                    ops: *b,
-                })
-                .collect(),
-            connections: 4,
-            cpu_count: 2,
-            cpu_mhz: 2793.0,
-            sys: SysUsage {
-                cpu: CpuTimes {
-                    user: 5_000,
-                    system: 10_075,
-                    idle: 84_925,
-                    ..Default::default()
-                },
-                interrupts: 1_816_762,
-                net_rx: 1_265_645,
-                tcp: TcpCounters {
-                    out_segs: 25_324_915,
-                    in_segs: 2_161_992,
-                    retrans_segs: 60_412,
-                    attempt_fails: 0,
-                },
-            },
-            negotiated_cycle_s: None,
-            end: End::Completed,
-        }
-    }
 
     #[test]
     fn seed_figures_render_exactly_as_ntttcp_5_39() {

@@ -3,8 +3,10 @@
 //! structured output built from it.
 
 pub mod console;
+pub mod json;
 pub mod settings;
 pub mod terminal;
+pub mod xml;
 
 use serde::Serialize;
 
@@ -36,11 +38,63 @@ pub struct ThreadResult {
     pub ops: u64,
 }
 
+/// What the run was asked to do, as the structured outputs report it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Params {
+    /// Bytes per send() call.
+    pub send_size: usize,
+    /// Bytes per recv() call.
+    pub recv_size: usize,
+    /// First data port.
+    pub port: u16,
+    /// Receiver ports (= threads in a Windows mapping).
+    pub ports: usize,
+    /// Sender threads per port.
+    pub threads_per_port: u32,
+    /// Connections per sender thread.
+    pub conns_per_thread: u32,
+    /// Whether the sides synchronized their start.
+    pub sync: bool,
+    /// Warm-up, duration (0 = continuous) and cool-down in seconds, as given locally.
+    pub timeline: crate::config::Timeline,
+    /// IPv6 defaults were asked for.
+    pub ipv6: bool,
+    /// `-V` was given.
+    pub verbose: bool,
+    /// The I/O and wait deadline in milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Params {
+    /// The parameters of `cfg`.
+    pub fn of(cfg: &crate::config::Config) -> Self {
+        Self {
+            send_size: cfg.send_size,
+            recv_size: cfg.recv_size,
+            port: cfg.base_port,
+            ports: cfg.ports.len(),
+            threads_per_port: cfg.threads_per_port,
+            conns_per_thread: cfg.conns_per_thread,
+            sync: cfg.sync,
+            timeline: cfg.timeline,
+            ipv6: cfg.ipv6,
+            verbose: cfg.verbose,
+            timeout_ms: cfg.timeout.as_millis() as u64,
+        }
+    }
+}
+
 /// A whole side's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// Sender or receiver.
     pub side: Side,
+    /// Host name of this side.
+    pub host: String,
+    /// Operating system line (`uname -a`).
+    pub os: String,
+    /// What the run was asked to do.
+    pub params: Params,
     /// Bytes per send()/recv() call (NTttcp's buffer length, the unit of "Buffers").
     pub buffer_len: usize,
     /// Length of the measurement window in seconds.
@@ -65,12 +119,16 @@ impl Report {
     /// Builds a report from a measured window. `ports[i]` is worker i's data port.
     pub fn from_window(
         side: Side,
-        buffer_len: usize,
+        cfg: &crate::config::Config,
         ports: &[u16],
         connections: usize,
         negotiated_cycle_s: Option<u32>,
         w: &Window,
     ) -> Self {
+        let buffer_len = match side {
+            Side::Sender => cfg.send_size,
+            Side::Receiver => cfg.recv_size,
+        };
         let (cpu_count, cpu_mhz) = crate::sys::cpu::host_cpu();
         let threads = w
             .start
@@ -87,6 +145,9 @@ impl Report {
             .collect();
         Self {
             side,
+            host: crate::sys::host::hostname(),
+            os: crate::sys::host::os_line(),
+            params: Params::of(cfg),
             buffer_len,
             realtime_s: w.seconds,
             threads,
@@ -102,5 +163,78 @@ impl Report {
     /// Total bytes over all threads.
     pub fn total_bytes(&self) -> u64 {
         self.threads.iter().map(|t| t.bytes).sum()
+    }
+}
+
+/// Hand-built reports for renderer tests.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use super::*;
+    use crate::config::Timeline;
+    use crate::sys::cpu::CpuTimes;
+    use crate::sys::net::TcpCounters;
+
+    /// The raw counters behind the 5.39 sample of ntttcp-windows.md 1.7: 4 threads of
+    /// 64 KiB buffers over 300.006 s, 34243 MiB in 300.00515 s, 15.075 % busy on 2 CPUs
+    /// at 2793 MHz. Everything the renderers print is derived from these.
+    pub(crate) fn seed_report() -> Report {
+        let buffers = [138_834u64, 137_194, 135_841, 136_019];
+        Report {
+            side: Side::Sender,
+            host: "vm<&>".into(),
+            os: "Linux vm 6.18.44 #1 SMP PREEMPT_DYNAMIC @0 x86_64 GNU/Linux".into(),
+            params: Params {
+                send_size: 65536,
+                recv_size: 65536,
+                port: 5001,
+                ports: 4,
+                threads_per_port: 1,
+                conns_per_thread: 1,
+                sync: true,
+                timeline: Timeline {
+                    warmup: 0,
+                    duration: 300,
+                    cooldown: 0,
+                },
+                ipv6: false,
+                verbose: false,
+                timeout_ms: 10_000,
+            },
+            buffer_len: 65536,
+            realtime_s: 300.00515,
+            threads: buffers
+                .iter()
+                .enumerate()
+                .map(|(index, b)| ThreadResult {
+                    index,
+                    port: 5001 + index as u16,
+                    seconds: 300.006,
+                    bytes: b * 65536,
+                    ops: *b,
+                })
+                .collect(),
+            connections: 4,
+            cpu_count: 2,
+            cpu_mhz: 2793.0,
+            sys: SysUsage {
+                cpu: CpuTimes {
+                    user: 5_000,
+                    system: 10_075,
+                    idle: 84_925,
+                    ..Default::default()
+                },
+                interrupts: 1_816_762,
+                net_rx: 1_265_645,
+                tcp: TcpCounters {
+                    out_segs: 25_324_915,
+                    in_segs: 2_161_992,
+                    retrans_segs: 60_412,
+                    attempt_fails: 0,
+                },
+                process_cpu_s: 120.0,
+            },
+            negotiated_cycle_s: Some(300),
+            end: End::Completed,
+        }
     }
 }

@@ -132,6 +132,26 @@ pub fn parse_mhz(cpuinfo: &str) -> Option<f64> {
         .ok()
 }
 
+/// This process's user + system CPU time in clock ticks (fields 14 and 15 of
+/// /proc/self/stat; the command name before them may contain spaces and parentheses, so
+/// fields are counted after its closing parenthesis).
+pub fn parse_process_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // After ')' come state (field 3) ... utime is field 14, stime field 15.
+    let utime: u64 = f.get(11)?.parse().ok()?;
+    let stime: u64 = f.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// Clock ticks per second of /proc's CPU times (USER_HZ).
+#[allow(unsafe_code)]
+pub fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf only reads a configuration value; it has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 { hz as f64 } else { 100.0 }
+}
+
 /// CPU count and clock of this host, for cycles/byte.
 pub fn host_cpu() -> (usize, f64) {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
@@ -192,6 +212,14 @@ softirq 73355 0 8638 4 3006 28901 0 91 17097 0 15618
         assert_eq!((d.user, d.system, d.idle, d.iowait), (30, 30, 20, 10));
         assert!((d.busy_fraction() - 60.0 / 90.0).abs() < 1e-12);
         assert_eq!(CpuTimes::default().busy_fraction(), 0.0);
+    }
+
+    #[test]
+    fn process_ticks_skip_a_tricky_command_name() {
+        let stat = "2889 (a) b (c)) R 2885 2885 1054 0 -1 4194304 124 0 1 0 70 30 0 0 20 0 1";
+        assert_eq!(parse_process_ticks(stat), Some(100));
+        assert_eq!(parse_process_ticks("12 (x) R 1"), None);
+        assert!(ticks_per_second() > 0.0);
     }
 
     #[test]

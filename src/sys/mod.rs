@@ -7,6 +7,7 @@
 pub mod affinity;
 pub mod cpu;
 pub mod daemon;
+pub mod host;
 pub mod net;
 
 use serde::Serialize;
@@ -22,10 +23,12 @@ pub struct Snapshot {
     pub net_rx: u64,
     /// TCP MIB counters from /proc/net/snmp.
     pub tcp: net::TcpCounters,
+    /// This process's CPU time (user + system), in clock ticks.
+    pub process_ticks: u64,
 }
 
 /// Counter deltas over the measurement window.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SysUsage {
     /// CPU tick deltas (USER_HZ) of the aggregate line.
     pub cpu: cpu::CpuTimes,
@@ -35,6 +38,8 @@ pub struct SysUsage {
     pub net_rx: u64,
     /// TCP segments and errors during the window.
     pub tcp: net::TcpCounters,
+    /// CPU seconds this process used during the window (all threads).
+    pub process_cpu_s: f64,
 }
 
 impl Snapshot {
@@ -44,11 +49,13 @@ impl Snapshot {
         let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
         let softirqs = std::fs::read_to_string("/proc/softirqs").unwrap_or_default();
         let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
+        let me = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
         Self {
             cpu: cpu::parse_cpu_line(&stat).unwrap_or_default(),
             interrupts: cpu::parse_intr_total(&stat).unwrap_or(0),
             net_rx: cpu::parse_net_rx(&softirqs).unwrap_or(0),
             tcp: net::parse_tcp(&snmp).unwrap_or_default(),
+            process_ticks: cpu::parse_process_ticks(&me).unwrap_or(0),
         }
     }
 
@@ -59,6 +66,8 @@ impl Snapshot {
             interrupts: self.interrupts.saturating_sub(earlier.interrupts),
             net_rx: self.net_rx.saturating_sub(earlier.net_rx),
             tcp: self.tcp.delta(&earlier.tcp),
+            process_cpu_s: self.process_ticks.saturating_sub(earlier.process_ticks) as f64
+                / cpu::ticks_per_second(),
         }
     }
 }

@@ -1,0 +1,222 @@
+//! ntttcp-for-linux's `-j` file (spec 4.9): 4-space indentation, `"key" : "value"` with a
+//! space on both sides of the colon, every value a string, every object member on its
+//! own line. Keys, order and number formats follow the original (including its
+//! `packets_retransmitted` spelling) so parsers written for it read ours; unlike it, text
+//! is escaped, so the file is always valid JSON.
+
+use std::fmt::Write;
+
+use crate::report::{Report, Side};
+use crate::stats;
+
+/// A JSON value in the original's shape: strings, objects and arrays only.
+enum J {
+    S(String),
+    O(Vec<(&'static str, Self)>),
+    A(Vec<Self>),
+}
+
+fn s(v: impl ToString) -> J {
+    J::S(v.to_string())
+}
+
+/// `{ "metric" : m, "value" : v }`.
+fn mv(metric: &'static str, value: String) -> J {
+    J::O(vec![("metric", s(metric)), ("value", J::S(value))])
+}
+
+fn write(o: &mut String, v: &J, depth: usize) {
+    let pad = "    ".repeat(depth + 1);
+    let end = "    ".repeat(depth);
+    match v {
+        // serde_json escapes quotes, backslashes and control characters.
+        J::S(text) => o.push_str(&serde_json::to_string(text).unwrap_or_default()),
+        J::O(members) => {
+            o.push_str("{\n");
+            for (i, (k, v)) in members.iter().enumerate() {
+                let _ = write!(o, "{pad}\"{k}\" : ");
+                write(o, v, depth + 1);
+                o.push_str(if i + 1 < members.len() { ",\n" } else { "\n" });
+            }
+            let _ = write!(o, "{end}}}");
+        }
+        J::A(items) => {
+            o.push_str("[\n");
+            for (i, v) in items.iter().enumerate() {
+                o.push_str(&pad);
+                write(o, v, depth + 1);
+                o.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
+            }
+            let _ = write!(o, "{end}]");
+        }
+    }
+}
+
+fn tf(b: bool) -> J {
+    s(if b { "True" } else { "False" })
+}
+
+/// The ntttcp-for-linux `-j` file.
+pub fn linux(r: &Report) -> String {
+    let p = &r.params;
+    let l = stats::linux(r);
+    let w = stats::totals(r);
+    let params = J::O(vec![
+        ("sendSocketBuff", s(p.send_size)),
+        ("recvSocketBuff", s(p.recv_size)),
+        ("port", s(p.port)),
+        ("syncPort", s(p.port.saturating_sub(1))),
+        ("noSync", tf(!p.sync)),
+        ("waitTimeoutMilliseconds", s(0)),
+        ("async", tf(false)),
+        ("verbose", tf(p.verbose)),
+        ("wsa", tf(false)),
+        ("useIpv6", tf(p.ipv6)),
+        ("udp", tf(false)),
+        ("verifyData", tf(false)),
+        ("waitAll", tf(false)),
+        ("runTime", s(p.timeline.duration)),
+        ("warmupTime", s(p.timeline.warmup)),
+        ("cooldownTime", s(p.timeline.cooldown)),
+        ("dashNTimeout", s(0)),
+        ("bindSender", tf(false)),
+        ("senderName", s("NA")),
+        ("maxActiveThreads", s(0)),
+        ("tp", tf(false)),
+        ("noStdioBuffer", tf(false)),
+        ("throughputBpms", s(0)),
+        ("cpuBurn", s(0)),
+        ("latencyMeasurement", tf(false)),
+        ("useIOComplPorts", s("NA")),
+        ("cpuFromIdleFlag", tf(false)),
+        ("getEstats", tf(false)),
+        ("qosFlag", tf(false)),
+        ("jitterMeasurement", tf(false)),
+        ("packetSpacing", s(0)),
+    ]);
+    let mut top = vec![
+        ("computername", s(&r.host)),
+        ("version", s("5.33-linux")),
+        ("parameters", params),
+    ];
+    if p.verbose {
+        let threads = r
+            .threads
+            .iter()
+            .map(|t| {
+                let (kb, mb, mbps) = stats::linux_thread(r, t);
+                J::O(vec![
+                    ("index", s(t.index)),
+                    ("realTime", mv("s", format!("{:.3}", r.realtime_s))),
+                    (
+                        "throughputs",
+                        J::A(vec![
+                            mv("KB/s", format!("{kb:.3}")),
+                            mv("MB/s", format!("{mb:.3}")),
+                            mv("mbps", format!("{mbps:.3}")),
+                        ]),
+                    ),
+                    (
+                        "avgBytesPerCompl",
+                        mv("B", format!("{:.3}", stats::thread(t).avg_bytes_per_compl)),
+                    ),
+                ])
+            })
+            .collect();
+        top.push(("threads", J::A(threads)));
+    }
+    top.extend([
+        ("totalBytes", mv("MB", format!("{:.6}", l.mb))),
+        ("realTime", mv("s", format!("{:.6}", r.realtime_s))),
+        (
+            "avgBytesPerCompl",
+            mv("B", format!("{:.3}", super::xml::avg_compl(r))),
+        ),
+        (
+            "threadsAvgBytesPerCompl",
+            mv("B", format!("{:.3}", super::xml::threads_avg_compl(r))),
+        ),
+        ("avgFrameSize", mv("B", format!("{:.3}", w.avg_frame_size))),
+        (
+            "throughputs",
+            J::A(vec![
+                mv("MB/s", format!("{:.3}", l.mb_per_s)),
+                mv("mbps", format!("{:.3}", l.mbps)),
+                mv("Bps", format!("{:.3}", l.bytes_per_s)),
+                mv("buffer/s", format!("{:.3}", w.buffers_per_s)),
+            ]),
+        ),
+        ("totalBuffers", s(format!("{:.3}", w.buffers))),
+        (
+            "avgPacketsPerInterrupt",
+            mv("packets/interrupt", format!("{:.3}", w.pkts_per_intr)),
+        ),
+        ("interrupt", mv("count/sec", format!("{:.3}", w.intr_per_s))),
+        ("interruptTotal", mv("count", r.sys.interrupts.to_string())),
+        ("dpcs", mv("count/sec", format!("{:.3}", w.dpcs_per_s))),
+        (
+            "avgPacketsPerDpc",
+            mv("packets/dpc", format!("{:.3}", w.pkts_per_dpc)),
+        ),
+        (
+            "cycles",
+            mv("cycles/byte", format!("{:.3}", l.cycles_per_byte)),
+        ),
+        ("packetsSent", s(w.packets_sent)),
+        ("packetsReceived", s(w.packets_received)),
+        ("packets_retransmitted", s(w.retransmits)),
+        ("errors", s(w.errors)),
+        ("cpu", mv("%", format!("{:.3}", l.cpu_busy_all))),
+        ("bufferCount", s(format!("{:.0}", w.buffers.floor()))),
+        ("bufferLen", s(r.buffer_len)),
+        ("io", s(0)),
+        ("os", s(r.os.replace('\n', " "))),
+    ]);
+    let name = match r.side {
+        Side::Sender => "ntttcps",
+        Side::Receiver => "ntttcpr",
+    };
+    let mut o = String::new();
+    write(&mut o, &J::O(vec![(name, J::O(top))]), 0);
+    o.push('\n');
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::seed_report;
+
+    #[test]
+    fn linux_file_matches_the_golden_copy_and_parses() {
+        let mut r = seed_report();
+        r.params.verbose = true;
+        let got = linux(&r);
+        let want = include_str!("../../tests/fixtures/seed-linux.json");
+        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+            assert_eq!(g, w, "line {}", i + 1);
+        }
+        assert_eq!(got, want);
+        let v: serde_json::Value = serde_json::from_str(&got).expect("valid JSON");
+        let root = &v["ntttcps"];
+        assert_eq!(
+            root["computername"], "vm<&>",
+            "escaped, then read back intact"
+        );
+        assert_eq!(root["throughputs"][1]["metric"], "mbps");
+        assert_eq!(root["packets_retransmitted"], "60412");
+        assert_eq!(root["threads"][0]["throughputs"][1]["metric"], "MB/s");
+    }
+
+    #[test]
+    fn text_with_quotes_stays_valid_json() {
+        let mut r = seed_report();
+        r.host = "a\"b\\c\n".into();
+        let v: serde_json::Value = serde_json::from_str(&linux(&r)).expect("valid JSON");
+        assert_eq!(v["ntttcps"]["computername"], "a\"b\\c\n");
+        assert!(
+            v["ntttcps"].get("threads").is_none(),
+            "per-thread only with -V"
+        );
+    }
+}

@@ -1,0 +1,402 @@
+//! The two XML result files, as the tools that parse them expect:
+//!
+//! * `linux` — ntttcp-for-linux's `-x` file (spec 4.8): tab indentation, root `ntttcps` /
+//!   `ntttcpr`, `version="5.33-linux"`, decimal units.
+//! * `windows` — Windows NTttcp's `-xml` file (ntttcp-windows.md 1.10): root `ntttcps` /
+//!   `ntttcpr`, `version="5.40"`, binary MB, `mbps` and `Bps`, per-thread blocks.
+//!
+//! Unlike the originals, text (host name, OS line) is escaped, so the files always parse.
+
+use std::fmt::Write;
+
+use crate::report::{Report, Side};
+use crate::stats;
+
+/// Escapes text for element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut o = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// `True` / `False`, as both originals write booleans.
+fn tf(b: bool) -> &'static str {
+    if b { "True" } else { "False" }
+}
+
+/// One-element-per-line writer with tab indentation.
+struct Doc(String);
+
+impl Doc {
+    fn open(&mut self, depth: usize, tag: &str, attrs: &str) {
+        let _ = writeln!(self.0, "{}<{tag}{attrs}>", "\t".repeat(depth));
+    }
+
+    fn close(&mut self, depth: usize, tag: &str) {
+        let _ = writeln!(self.0, "{}</{tag}>", "\t".repeat(depth));
+    }
+
+    fn el(&mut self, depth: usize, tag: &str, value: impl std::fmt::Display) {
+        let _ = writeln!(self.0, "{}<{tag}>{value}</{tag}>", "\t".repeat(depth));
+    }
+
+    fn metric(&mut self, depth: usize, tag: &str, metric: &str, value: impl std::fmt::Display) {
+        let _ = writeln!(
+            self.0,
+            "{}<{tag} metric=\"{metric}\">{value}</{tag}>",
+            "\t".repeat(depth)
+        );
+    }
+}
+
+fn root(r: &Report) -> &'static str {
+    match r.side {
+        Side::Sender => "ntttcps",
+        Side::Receiver => "ntttcpr",
+    }
+}
+
+/// The ntttcp-for-linux `-x` file.
+pub fn linux(r: &Report) -> String {
+    let p = &r.params;
+    let l = stats::linux(r);
+    let w = stats::totals(r);
+    let mut d = Doc(String::new());
+    let attrs = format!(
+        " computername=\"{}\" version=\"5.33-linux\"",
+        escape(&r.host)
+    );
+    d.open(0, root(r), &attrs);
+    d.open(1, "parameters", "");
+    let params: [(&str, String); 31] = [
+        ("send_socket_buff", p.send_size.to_string()),
+        ("recv_socket_buff", p.recv_size.to_string()),
+        ("port", p.port.to_string()),
+        ("sync_port", p.port.saturating_sub(1).to_string()),
+        ("no_sync", tf(!p.sync).into()),
+        ("wait_timeout_milliseconds", "0".into()),
+        ("async", "False".into()),
+        ("verbose", tf(p.verbose).into()),
+        ("wsa", "False".into()),
+        ("use_ipv6", tf(p.ipv6).into()),
+        ("udp", "False".into()),
+        ("verify_data", "False".into()),
+        ("wait_all", "False".into()),
+        ("run_time", p.timeline.duration.to_string()),
+        ("warmup_time", p.timeline.warmup.to_string()),
+        ("cooldown_time", p.timeline.cooldown.to_string()),
+        ("dash_n_timeout", "0".into()),
+        ("bind_sender", "False".into()),
+        ("sender_name", "NA".into()),
+        ("max_active_threads", "0".into()),
+        ("tp", "False".into()),
+        ("no_stdio_buffer", "False".into()),
+        ("throughput_Bpms", "0".into()),
+        ("cpu_burn", "0".into()),
+        ("latency_measurement", "False".into()),
+        ("use_io_compl_ports", "NA".into()),
+        ("cpu_from_idle_flag", "False".into()),
+        ("get_estats", "False".into()),
+        ("qos_flag", "False".into()),
+        ("jitter_measurement", "False".into()),
+        ("packet_spacing", "0".into()),
+    ];
+    for (tag, v) in params {
+        d.el(2, tag, v);
+    }
+    d.close(1, "parameters");
+    if p.verbose {
+        for t in &r.threads {
+            let (kb, mb, mbps) = stats::linux_thread(r, t);
+            d.open(1, "thread", &format!(" index=\"{}\"", t.index));
+            d.metric(2, "realtime", "s", format!("{:.3}", r.realtime_s));
+            d.metric(2, "throughput", "KB/s", format!("{kb:.3}"));
+            d.metric(2, "throughput", "MB/s", format!("{mb:.3}"));
+            d.metric(2, "throughput", "mbps", format!("{mbps:.3}"));
+            let avg = stats::thread(t).avg_bytes_per_compl;
+            d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
+            d.close(1, "thread");
+        }
+    }
+    if r.side == Side::Sender {
+        d.el(1, "conns_tested", r.connections);
+    }
+    d.metric(1, "total_bytes", "MB", format!("{:.6}", l.mb));
+    d.metric(1, "realtime", "s", format!("{:.6}", r.realtime_s));
+    d.metric(
+        1,
+        "avg_bytes_per_compl",
+        "B",
+        format!("{:.3}", avg_compl(r)),
+    );
+    let threads_avg = threads_avg_compl(r);
+    d.metric(
+        1,
+        "threads_avg_bytes_per_compl",
+        "B",
+        format!("{threads_avg:.3}"),
+    );
+    d.metric(1, "avg_frame_size", "B", format!("{:.3}", w.avg_frame_size));
+    d.metric(1, "throughput", "MB/s", format!("{:.3}", l.mb_per_s));
+    d.metric(1, "throughput", "mbps", format!("{:.3}", l.mbps));
+    d.metric(1, "throughput", "Bps", format!("{:.3}", l.bytes_per_s));
+    d.el(1, "total_buffers", format!("{:.3}", w.buffers));
+    d.metric(
+        1,
+        "throughput",
+        "buffers/s",
+        format!("{:.3}", w.buffers_per_s),
+    );
+    d.metric(
+        1,
+        "avg_packets_per_interrupt",
+        "packets/interrupt",
+        format!("{:.3}", w.pkts_per_intr),
+    );
+    d.metric(1, "interrupts", "count/sec", format!("{:.3}", w.intr_per_s));
+    d.metric(1, "total_interrupts", "count", r.sys.interrupts);
+    d.metric(1, "dpcs", "count/sec", format!("{:.3}", w.dpcs_per_s));
+    d.metric(
+        1,
+        "avg_packets_per_dpc",
+        "packets/dpc",
+        format!("{:.3}", w.pkts_per_dpc),
+    );
+    d.el(1, "packets_sent", w.packets_sent);
+    d.el(1, "packets_received", w.packets_received);
+    d.el(1, "packets_retransmitted", w.retransmits);
+    d.el(1, "errors", w.errors);
+    d.el(1, "bufferCount", format!("{:.0}", w.buffers.floor()));
+    d.el(1, "bufferLen", r.buffer_len);
+    d.metric(1, "cpu_cores", "cpu cores", r.cpu_count);
+    d.metric(1, "cpu_speed", "MHz", format!("{:.3}", r.cpu_mhz));
+    d.metric(1, "user", "%", format!("{:.2}", l.user));
+    d.metric(1, "system", "%", format!("{:.2}", l.system));
+    d.metric(1, "idle", "%", format!("{:.2}", l.idle));
+    d.metric(1, "iowait", "%", format!("{:.2}", l.iowait));
+    d.metric(1, "softirq", "%", format!("{:.2}", l.softirq));
+    d.metric(
+        1,
+        "cycles_per_byte",
+        "cycles/byte",
+        format!("{:.2}", l.cycles_per_byte),
+    );
+    d.metric(1, "cpu_busy_all", "%", format!("{:.2}", l.cpu_busy_all));
+    d.el(1, "io", 0);
+    d.el(1, "os", escape(&r.os));
+    d.close(0, root(r));
+    d.0
+}
+
+/// Total bytes / completed calls.
+pub(crate) fn avg_compl(r: &Report) -> f64 {
+    let ops: u64 = r.threads.iter().map(|t| t.ops).sum();
+    if ops == 0 {
+        0.0
+    } else {
+        r.total_bytes() as f64 / ops as f64
+    }
+}
+
+/// Mean of the per-thread bytes / completed calls.
+pub(crate) fn threads_avg_compl(r: &Report) -> f64 {
+    if r.threads.is_empty() {
+        return 0.0;
+    }
+    let sum: f64 = r
+        .threads
+        .iter()
+        .map(|t| stats::thread(t).avg_bytes_per_compl)
+        .sum();
+    sum / r.threads.len() as f64
+}
+
+/// The Windows NTttcp `-xml` file (per-thread blocks unless `hide_per_thread`).
+pub fn windows(r: &Report, hide_per_thread: bool) -> String {
+    let p = &r.params;
+    let w = stats::totals(r);
+    let bytes = r.total_bytes() as f64;
+    let secs = r.realtime_s;
+    let per_s = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
+    let ms = |s: u32| u64::from(s) * 1000;
+    let threads = p.ports * p.threads_per_port as usize;
+    let mut d = Doc(String::new());
+    let attrs = format!(" computername=\"{}\" version=\"5.40\"", escape(&r.host));
+    d.open(0, root(r), &attrs);
+    d.open(1, "parameters", "");
+    let params: [(&str, String); 35] = [
+        ("send_socket_buff", "-1".into()),
+        ("recv_socket_buff", "-1".into()),
+        // NTttcp reports its final port counter: base + thread count.
+        ("port", (usize::from(p.port) + threads).to_string()),
+        ("sync_port", "False".into()),
+        ("no_sync", tf(!p.sync).into()),
+        ("wait_timeout_milliseconds", p.timeout_ms.to_string()),
+        ("async", "False".into()),
+        ("verbose", tf(p.verbose).into()),
+        ("wsa", "False".into()),
+        ("use_ipv6", tf(p.ipv6).into()),
+        ("udp", "False".into()),
+        ("udp_unconnected", "False".into()),
+        ("verify_data", "False".into()),
+        ("wait_all", "False".into()),
+        ("run_time", ms(p.timeline.duration).to_string()),
+        ("warmup_time", ms(p.timeline.warmup).to_string()),
+        ("cooldown_time", ms(p.timeline.cooldown).to_string()),
+        ("dash_n_timeout", "10800000".into()),
+        ("bind_sender", "False".into()),
+        ("sender_name", "NA".into()),
+        ("max_active_threads", threads.to_string()),
+        ("udp_uso_size", "0".into()),
+        ("udp_receive_coalescing", "0".into()),
+        ("tp", "False".into()),
+        ("use_hvsocket_flag", "False".into()),
+        ("no_stdio_buffer", "False".into()),
+        ("throughput_Bpms", "0".into()),
+        ("cpu_burn", "0".into()),
+        ("latency_measurement", "False".into()),
+        ("use_io_compl_ports", "False".into()),
+        ("cpu_from_idle_flag", "False".into()),
+        ("get_estats", "False".into()),
+        ("qos_flag", "False".into()),
+        ("jitter_measurement", "False".into()),
+        ("packet_spacing", "0".into()),
+    ];
+    for (tag, v) in params {
+        d.el(2, tag, v);
+    }
+    d.close(1, "parameters");
+    if !hide_per_thread {
+        for t in &r.threads {
+            // As NTttcp does, per-thread XML rates divide by the total realtime.
+            let b = t.bytes as f64;
+            d.open(1, "thread", &format!(" index=\"{}\"", t.index));
+            d.metric(2, "realtime", "s", format!("{:.3}", t.seconds));
+            d.metric(2, "throughput", "KB/s", format!("{:.3}", per_s(b) / 1024.0));
+            d.metric(
+                2,
+                "throughput",
+                "MB/s",
+                format!("{:.3}", per_s(b) / 1048576.0),
+            );
+            d.metric(
+                2,
+                "throughput",
+                "mbps",
+                format!("{:.3}", per_s(b) * 8.0 / 1e6),
+            );
+            d.metric(2, "throughput", "Bps", format!("{:.1}", per_s(b)));
+            let avg = stats::thread(t).avg_bytes_per_compl;
+            d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
+            d.close(1, "thread");
+        }
+    }
+    d.metric(1, "total_bytes", "MB", format!("{:.6}", w.meg));
+    d.metric(1, "realtime", "s", format!("{secs:.6}"));
+    d.metric(
+        1,
+        "avg_bytes_per_compl",
+        "B",
+        format!("{:.3}", avg_compl(r)),
+    );
+    let threads_avg = threads_avg_compl(r);
+    d.metric(
+        1,
+        "threads_avg_bytes_per_compl",
+        "B",
+        format!("{threads_avg:.3}"),
+    );
+    d.metric(1, "avg_frame_size", "B", format!("{:.3}", w.avg_frame_size));
+    d.metric(1, "throughput", "MB/s", format!("{:.3}", w.mb_per_s));
+    d.metric(
+        1,
+        "throughput",
+        "mbps",
+        format!("{:.3}", per_s(bytes) * 8.0 / 1e6),
+    );
+    d.metric(1, "throughput", "Bps", format!("{:.1}", per_s(bytes)));
+    d.el(1, "total_buffers", format!("{:.3}", w.buffers));
+    d.metric(
+        1,
+        "throughput",
+        "buffers/s",
+        format!("{:.3}", w.buffers_per_s),
+    );
+    d.metric(
+        1,
+        "avg_packets_per_interrupt",
+        "packets/interrupt",
+        format!("{:.3}", w.pkts_per_intr),
+    );
+    d.metric(1, "interrupts", "count/sec", format!("{:.3}", w.intr_per_s));
+    d.metric(1, "dpcs", "count/sec", format!("{:.3}", w.dpcs_per_s));
+    d.metric(
+        1,
+        "avg_packets_per_dpc",
+        "packets/dpc",
+        format!("{:.3}", w.pkts_per_dpc),
+    );
+    d.metric(
+        1,
+        "cycles",
+        "cycles/byte",
+        format!("{:.3}", w.cycles_per_byte),
+    );
+    d.el(1, "packets_sent", w.packets_sent);
+    d.el(1, "packets_received", w.packets_received);
+    d.el(1, "packets_retransmitted", w.retransmits);
+    d.el(1, "errors", w.errors);
+    d.metric(1, "cpu", "%", format!("{:.3}", w.cpu_pct));
+    d.el(1, "num_processors", r.cpu_count);
+    // Time mode: NTttcp's buffer count is "unlimited", 2^63 - 1.
+    d.el(1, "bufferCount", i64::MAX);
+    d.el(1, "bufferLen", r.buffer_len);
+    d.el(1, "io", 2);
+    d.close(0, root(r));
+    d.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::seed_report;
+
+    #[test]
+    fn escapes_markup_in_text() {
+        assert_eq!(escape(r#"a<b>&"c"'"#), "a&lt;b&gt;&amp;&quot;c&quot;&apos;");
+        assert_eq!(escape("bell\u{7}"), "bell");
+    }
+
+    #[test]
+    fn linux_file_matches_the_golden_copy() {
+        let mut r = seed_report();
+        r.params.verbose = true;
+        let got = linux(&r);
+        let want = include_str!("../../tests/fixtures/seed-linux.xml");
+        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+            assert_eq!(g, w, "line {}", i + 1);
+        }
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn windows_file_matches_the_golden_copy() {
+        let got = windows(&seed_report(), false);
+        let want = include_str!("../../tests/fixtures/seed-windows.xml");
+        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+            assert_eq!(g, w, "line {}", i + 1);
+        }
+        assert_eq!(got, want);
+        assert!(!windows(&seed_report(), true).contains("<thread "));
+    }
+}
