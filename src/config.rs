@@ -120,6 +120,8 @@ pub struct Config {
     pub timeout: Duration,
     /// Receiver: serve tests one after another until interrupted (`-H`).
     pub hold: bool,
+    /// Receiver: `-e` was given (shown in the settings; the receiver always uses epoll).
+    pub epoll: bool,
     /// Receiver: multi-client mode, start when the last client arrives (`-M`).
     pub multi_client: bool,
     /// Sender: this is the last client of a multi-client test (`-L`).
@@ -128,6 +130,9 @@ pub struct Config {
     pub daemon: bool,
     /// Where a daemon writes its PID (`--pid-file`), absolute.
     pub pid_file: Option<std::path::PathBuf>,
+    /// Sample the counters this often during the measurement (`--interval`, or 1 s for
+    /// the live status line on a terminal).
+    pub interval: Option<Duration>,
 }
 
 /// The sender's default I/O size (ntttcp-for-linux: 128 KiB per `send()`).
@@ -257,10 +262,12 @@ mod tests {
             io_mode: IoMode::Auto,
             timeout: DEFAULT_TIMEOUT,
             hold: false,
+            epoll: false,
             multi_client: false,
             last_client: false,
             daemon: false,
             pid_file: None,
+            interval: None,
         }
     }
 

@@ -49,6 +49,8 @@ pub enum Note {
     Info(String),
     /// A side's results, as soon as they are measured (`-H` gives one per test).
     Report(Box<Report>),
+    /// A phase change or an interval sample of one side.
+    Progress(report::Side, timeline::Progress),
 }
 
 /// Where notes go.

@@ -9,15 +9,15 @@ use ntttcp::sys::{affinity, daemon};
 use ntttcp::{Interrupted, stop::Flag};
 
 fn main() -> ExitCode {
-    terminal::out(&format!(
+    let banner = format!(
         "ntttcp-rs {} (NTttcp-compatible)\n",
         env!("CARGO_PKG_VERSION")
-    ));
+    );
     let args: Vec<_> = std::env::args_os().collect();
-    let (config, look) = match cli::parse(&args, &affinity::allowed_cpus()) {
+    let (mut config, look) = match cli::parse(&args, &affinity::allowed_cpus()) {
         Ok(Parsed::Run(c, p)) => (c, p),
         Ok(Parsed::Info(text)) => {
-            terminal::out(&text);
+            terminal::out(&format!("{banner}{text}"));
             return ExitCode::SUCCESS;
         }
         Err(e) => {
@@ -36,15 +36,18 @@ fn main() -> ExitCode {
             return ExitCode::from(ntttcp::EXIT_FAILURE);
         }
     };
-    let term = match terminal::Terminal::new(config.role, config.verbose, look.clone()) {
+    let term = match terminal::Terminal::new(&mut config, look.clone()) {
         Ok(t) => t,
         Err(e) => {
             terminal::err(&format!("ntttcp: error: {e}"));
             return ExitCode::from(ntttcp::EXIT_FAILURE);
         }
     };
-    if config.verbose {
-        term.out(&settings::render(&config));
+    if look.format.is_human() {
+        term.out(&banner);
+        if config.verbose {
+            term.out(&settings::render(&config));
+        }
     }
     let interrupt = Flag::new();
     if let Err(e) = ntttcp::stop::install_signal_handlers(interrupt.clone()) {

@@ -122,8 +122,12 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         tick: tokio::time::interval(Duration::from_millis(100)),
         silence: Silence::new(&workers, cfg.timeout),
     };
-    let plan = Plan::within(cfg.timeline, negotiated, false);
-    let window = timeline::run(t0, plan, &workers, &mut mon).await;
+    let plan = Plan {
+        interval: cfg.interval,
+        ..Plan::within(cfg.timeline, negotiated, false)
+    };
+    let progress = |p| notes(Note::Progress(Side::Sender, p));
+    let window = timeline::run(t0, plan, &workers, &mut mon, &progress).await;
     stop.trigger();
 
     // 'E' tells the receiver we ended before the negotiated cycle (ntttcp-for-linux 2.4).

@@ -74,6 +74,50 @@ pub struct Plan {
     pub measure: Option<Duration>,
     /// Whole cycle from the start; None = no cool-down wait.
     pub cycle: Option<Duration>,
+    /// Report progress every this long during the measurement.
+    pub interval: Option<Duration>,
+}
+
+/// What the timeline reports while it runs (the caller decides whether to show it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Progress {
+    /// Warm-up is over; counting starts.
+    WarmupDone,
+    /// One interval of the measurement.
+    Interval(IntervalSample),
+    /// Counting has stopped.
+    RunDone,
+    /// Cool-down (uncounted traffic) has begun.
+    CooldownStarted,
+    /// The whole cycle is over.
+    CycleDone,
+}
+
+/// Bytes moved during one interval of the measurement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntervalSample {
+    /// Interval start, seconds since counting started.
+    pub start_s: f64,
+    /// Interval end, seconds since counting started.
+    pub end_s: f64,
+    /// Bytes per worker thread during the interval.
+    pub thread_bytes: Vec<u64>,
+    /// Length of the measurement, if it has one (for "elapsed / total" displays).
+    pub planned_s: Option<f64>,
+}
+
+impl IntervalSample {
+    /// Total bits per second over the interval.
+    pub fn bits_per_second(&self) -> f64 {
+        let secs = self.end_s - self.start_s;
+        let bytes: u64 = self.thread_bytes.iter().sum();
+        if secs > 0.0 {
+            bytes as f64 * 8.0 / secs
+        } else {
+            0.0
+        }
+    }
 }
 
 impl Plan {
@@ -90,6 +134,7 @@ impl Plan {
                 warmup: secs(tl.warmup),
                 measure: None,
                 cycle: None,
+                interval: None,
             },
             n => Self {
                 warmup: secs(tl.warmup),
@@ -98,6 +143,7 @@ impl Plan {
                         .min(n.saturating_sub(tl.warmup).saturating_sub(reserved)),
                 )),
                 cycle: Some(secs(n)),
+                interval: None,
             },
         }
     }
@@ -165,12 +211,14 @@ pub fn sample(workers: &[Arc<Worker>]) -> Vec<(u64, u64)> {
     workers.iter().map(|w| w.counters.sample()).collect()
 }
 
-/// Runs the phases from `t0` (the moment traffic was released).
+/// Runs the phases from `t0` (the moment traffic was released), telling `progress` about
+/// phase changes and, with `plan.interval`, about each interval of the measurement.
 pub async fn run<M: Monitor>(
     t0: Instant,
     plan: Plan,
     workers: &[Arc<Worker>],
     mon: &mut M,
+    progress: &dyn Fn(Progress),
 ) -> Window {
     if let Some(ev) = wait_until(Some(t0 + plan.warmup), mon, Phase::Warmup).await {
         let now = sample(workers);
@@ -184,10 +232,14 @@ pub async fn run<M: Monitor>(
             ended: ev.into(),
         };
     }
+    if !plan.warmup.is_zero() {
+        progress(Progress::WarmupDone);
+    }
     let sys_start = Snapshot::now();
     let start = sample(workers);
     let m0 = Instant::now();
-    let ev = wait_until(plan.measure.map(|d| m0 + d), mon, Phase::Measure).await;
+    let end_at = plan.measure.map(|d| m0 + d);
+    let ev = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
     let end = sample(workers);
     // The two sides' clocks start one handshake apart, so a peer that finished its own
     // cycle may close while our last moments are still being counted: that is the end
@@ -199,11 +251,16 @@ pub async fn run<M: Monitor>(
     };
     let seconds = m0.elapsed().as_secs_f64();
     let sys_end = Snapshot::now();
+    progress(Progress::RunDone);
     if ev.is_none()
         && let Some(cycle) = plan.cycle
     {
+        if t0 + cycle > Instant::now() {
+            progress(Progress::CooldownStarted);
+        }
         // Any event ends the cool-down; none of them changes what was measured.
         let _ = wait_until(Some(t0 + cycle), mon, Phase::Cooldown).await;
+        progress(Progress::CycleDone);
     }
     Window {
         seconds,
@@ -212,6 +269,43 @@ pub async fn run<M: Monitor>(
         sys_start,
         sys_end,
         ended: ev.map_or(End::Completed, End::from),
+    }
+}
+
+/// The measurement phase: waits for its end or an event, sampling every interval.
+async fn measure<M: Monitor>(
+    m0: Instant,
+    end_at: Option<Instant>,
+    plan: &Plan,
+    start: &[(u64, u64)],
+    workers: &[Arc<Worker>],
+    mon: &mut M,
+    progress: &dyn Fn(Progress),
+) -> Option<Event> {
+    let Some(every) = plan.interval.filter(|d| !d.is_zero()) else {
+        return wait_until(end_at, mon, Phase::Measure).await;
+    };
+    let mut last = start.to_vec();
+    let mut last_t = 0.0;
+    let mut tick = m0 + every;
+    loop {
+        let target = end_at.map_or(tick, |e| e.min(tick));
+        if let Some(ev) = wait_until(Some(target), mon, Phase::Measure).await {
+            return Some(ev);
+        }
+        if Some(target) == end_at {
+            return None;
+        }
+        let now = sample(workers);
+        let t = m0.elapsed().as_secs_f64();
+        progress(Progress::Interval(IntervalSample {
+            start_s: last_t,
+            end_s: t,
+            thread_bytes: now.iter().zip(&last).map(|(n, l)| n.0 - l.0).collect(),
+            planned_s: plan.measure.map(|d| d.as_secs_f64()),
+        }));
+        (last, last_t) = (now, t);
+        tick += every;
     }
 }
 
@@ -259,6 +353,7 @@ mod tests {
             warmup: Duration::from_millis(warmup),
             measure: measure.map(Duration::from_millis),
             cycle: cycle.map(Duration::from_millis),
+            interval: None,
         }
     }
 
@@ -270,7 +365,7 @@ mod tests {
         rt.block_on(async {
             let t0 = Instant::now();
             let mut s = Script { t0, events };
-            let w = run(t0, p, &[], &mut s).await;
+            let w = run(t0, p, &[], &mut s, &|_| {}).await;
             (w, t0.elapsed())
         })
     }
@@ -348,5 +443,63 @@ mod tests {
         let (w, _) = run_script(plan(0, None, None), vec![(250, Event::Interrupted)]);
         assert_eq!(w.ended, End::Interrupted);
         assert!((0.2..1.0).contains(&w.seconds), "{}", w.seconds);
+    }
+}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    struct Quiet;
+
+    impl Monitor for Quiet {
+        async fn next(&mut self, _phase: Phase) -> Event {
+            std::future::pending().await
+        }
+    }
+
+    #[test]
+    fn intervals_and_phase_changes_are_reported_in_order() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let seen = Mutex::new(Vec::new());
+        let record = |p: Progress| seen.lock().unwrap().push(p);
+        let plan = Plan {
+            warmup: Duration::from_millis(50),
+            measure: Some(Duration::from_millis(350)),
+            cycle: Some(Duration::from_millis(500)),
+            interval: Some(Duration::from_millis(100)),
+        };
+        let workers = vec![Arc::new(Worker::default())];
+        rt.block_on(run(Instant::now(), plan, &workers, &mut Quiet, &record));
+        let seen = seen.into_inner().unwrap();
+        let names: Vec<&str> = seen
+            .iter()
+            .map(|p| match p {
+                Progress::WarmupDone => "warmup",
+                Progress::Interval(_) => "interval",
+                Progress::RunDone => "run",
+                Progress::CooldownStarted => "cooldown",
+                Progress::CycleDone => "cycle",
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "warmup", "interval", "interval", "interval", "run", "cooldown", "cycle"
+            ]
+        );
+        let Progress::Interval(first) = &seen[1] else {
+            unreachable!()
+        };
+        assert!(
+            (0.09..0.2).contains(&first.end_s) && first.start_s == 0.0,
+            "{first:?}"
+        );
+        assert_eq!(first.thread_bytes, vec![0]);
+        assert_eq!(first.planned_s, Some(0.35));
     }
 }

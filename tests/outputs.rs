@@ -211,3 +211,191 @@ fn min_throughput_floor_sets_exit_status_3_after_printing() {
         bad.stderr
     );
 }
+
+fn validator() -> jsonschema::Validator {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schema/ntttcp-report.json")).expect("schema JSON");
+    jsonschema::validator_for(&schema).expect("a valid JSON Schema")
+}
+
+fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}\n{doc:#}");
+}
+
+#[test]
+fn json_format_from_a_real_run_matches_the_schema() {
+    let o = run(
+        "--loopback -m 2,*,127.0.0.1 -p 26801 -W 1 -t 2 --format json",
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    // stdout is exactly one JSON document: no banner, no tables.
+    let doc: serde_json::Value = serde_json::from_str(&o.stdout).expect("stdout is JSON");
+    assert_valid(&validator(), &doc);
+    let reports = doc["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(
+        (reports[0]["side"].as_str(), reports[1]["side"].as_str()),
+        (Some("sender"), Some("receiver"))
+    );
+    let bytes = |i: usize| reports[i]["totals"]["bytes"].as_u64().unwrap() as f64;
+    assert!(bytes(1) > 1e6);
+    assert_close(bytes(0), bytes(1), 1.0, "sender vs receiver bytes in JSON");
+    let sum: u64 = reports[1]["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum as f64, bytes(1), "threads add up to the total");
+}
+
+#[test]
+fn jsonl_streams_intervals_then_a_summary_per_side() {
+    let r = spawn(
+        "receiver",
+        "-r 127.0.0.1 -P 1 -p 26811 -t 2 --format jsonl --interval 0.5",
+    );
+    let s = run(
+        "-s 127.0.0.1 -P 1 -n 1 -p 26811 -t 2 --format jsonl --interval 0.5",
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    let v = validator();
+    for o in [&s, &ro] {
+        let lines: Vec<serde_json::Value> = o
+            .stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        for l in &lines {
+            assert_valid(&v, l);
+        }
+        let intervals = lines.iter().filter(|l| l["type"] == "interval").count();
+        assert!(
+            (3..=4).contains(&intervals),
+            "{intervals} intervals in 2 s:\n{}",
+            o.stdout
+        );
+        assert_eq!(
+            lines.last().unwrap()["type"],
+            "summary",
+            "the summary comes last"
+        );
+        let ivs: f64 = lines
+            .iter()
+            .filter(|l| l["type"] == "interval")
+            .map(|l| l["thread_bytes"][0].as_u64().unwrap() as f64)
+            .sum();
+        let total = lines.last().unwrap()["report"]["totals"]["bytes"]
+            .as_u64()
+            .unwrap() as f64;
+        assert!(
+            ivs <= total && ivs > total * 0.6,
+            "intervals {ivs} vs total {total}"
+        );
+    }
+}
+
+#[test]
+fn linux_format_matches_the_upstream_suite_regexes() {
+    // Spec section 6: the patterns ntttcp-for-linux's own tests parse its output with.
+    let re = |p: &str| regex::Regex::new(p).unwrap();
+    let r = spawn(
+        "receiver",
+        "-r 127.0.0.1 -P 2 -p 26821 -W 2 -t 3 -C 2 -Q -V -e --format linux -b 1470",
+    );
+    let s = run(
+        "-s 127.0.0.1 -P 2 -n 2 -l 1 -p 26821 -W 2 -t 3 -C 2 -Q --format linux",
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    let out = &s.stdout;
+    let tput = re(r"INFO:\s+throughput\s+:(\d+\.\d+)(\w+)")
+        .captures(out)
+        .expect("throughput line");
+    assert!(
+        tput[1].parse::<f64>().unwrap() > 0.0 && tput[2].ends_with("bps"),
+        "{out}"
+    );
+    let created = re(r"(\d+) connections created in (\d+) microseconds")
+        .captures(out)
+        .expect(out);
+    assert_eq!(&created[1], "4");
+    assert_eq!(
+        &re(r"(\d+) connections tested").captures(out).expect(out)[1],
+        "4"
+    );
+    assert_eq!(
+        &re(r"test duration\s+:(\d+)").captures(out).expect(out)[1],
+        "3"
+    );
+    let at = |what: &str| -> u32 {
+        let c = re(&format!(
+            r"(\d\d):(\d\d):(\d\d) INFO: {}",
+            regex::escape(what)
+        ))
+        .captures(out)
+        .unwrap_or_else(|| panic!("no '{what}' in\n{out}"));
+        (1..=3)
+            .map(|i| c[i].parse::<u32>().unwrap())
+            .fold(0, |a, v| a * 60 + v)
+    };
+    let warm = at("Test warmup completed.") - at("Network activity progressing...");
+    assert!((1..=3).contains(&warm), "warm-up took {warm} s");
+    let cool = at("Test cycle finished.") - at("Test cooldown is in progress...");
+    assert!((1..=3).contains(&cool), "cool-down took {cool} s");
+    assert!(
+        !out.contains("Real-time throughput"),
+        "-Q suppresses the real-time lines"
+    );
+    // The receiver's -V flags block.
+    let rout = &ro.stdout;
+    assert!(re(r"\*\*\* use epoll\(\)").is_match(rout), "{rout}");
+    assert_eq!(
+        &re(r"receiver socket buffer \(bytes\):\s+(\d+)")
+            .captures(rout)
+            .expect(rout)[1],
+        "1470"
+    );
+    assert!(re(r"\*\*\* receiver role").is_match(rout));
+    // test_multi_clients_mode's check, on the receiver's flags block.
+    let m = spawn(
+        "receiver",
+        "-r 127.0.0.1 -P 1 -p 26825 -t 1 -M -V --format linux",
+    );
+    let a = run("-s 127.0.0.1 -P 1 -n 1 -p 26825 -t 1 -L", LIMIT);
+    let mo = m.wait(LIMIT);
+    assert_eq!((a.code(), mo.code()), (Some(0), Some(0)), "{a:?} {mo:?}");
+    assert!(
+        re(r"multiple clients:\s+yes").is_match(&mo.stdout),
+        "{}",
+        mo.stdout
+    );
+}
+
+#[test]
+fn interval_lines_in_the_windows_layout() {
+    let o = run(
+        "--loopback -m 1,*,127.0.0.1 -p 26831 -t 2 --interval 0.5",
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let re = regex::Regex::new(
+        r"(?m)^receiver +\d+\.\d{3} - +\d+\.\d{3} s +\d+\.\d{3} KB/s +\d+\.\d{3} Gbit/s$",
+    )
+    .unwrap();
+    let n = re.find_iter(&o.stdout).count();
+    assert!(
+        (3..=4).contains(&n),
+        "{n} receiver interval lines:\n{}",
+        o.stdout
+    );
+    assert_eq!(parse_tables(&o.stdout).len(), 2, "tables still follow");
+}

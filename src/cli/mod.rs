@@ -16,6 +16,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 use crate::config::{
     self, Config, Dialect, IoMode, PortPlan, Role, Timeline, UsageError, loopback_host,
 };
+use crate::report::Format;
 use values::{ByteSize, CpuSpec, Mapping, Rate, strip_brackets};
 
 const AFTER_HELP: &str = "\
@@ -196,6 +197,15 @@ pub struct Cli {
           default_missing_value = "xml.txt")]
     pub xml_windows: Option<std::path::PathBuf>,
 
+    /// Output: windows (NTttcp tables), linux (ntttcp-for-linux log lines), json (one
+    /// document per test), jsonl (a line per interval and per result).
+    #[arg(long = "format", value_name = "FORMAT", value_parser = parse_format)]
+    pub format: Option<Format>,
+
+    /// Report throughput every SECS seconds during the measurement.
+    #[arg(long = "interval", value_name = "SECS", value_parser = parse_interval)]
+    pub interval: Option<Duration>,
+
     /// After printing, exit 3 if the throughput is below RATE (bits/s; 5G, 500M).
     #[arg(long = "min-throughput", value_name = "RATE")]
     pub min_throughput: Option<Rate>,
@@ -208,6 +218,23 @@ pub struct Cli {
     /// Print version information.
     #[arg(long = "version", action = clap::ArgAction::Version)]
     pub version: Option<bool>,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    match s {
+        "windows" => Ok(Format::Windows),
+        "linux" => Ok(Format::Linux),
+        "json" => Ok(Format::Json),
+        "jsonl" => Ok(Format::Jsonl),
+        _ => Err("expected windows, linux, json or jsonl".into()),
+    }
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.1..=3600.0).contains(&v) => Ok(Duration::from_secs_f64(v)),
+        _ => Err(format!("'{s}' is not a number of seconds from 0.1 to 3600")),
+    }
 }
 
 fn parse_io_mode(s: &str) -> Result<IoMode, String> {
@@ -244,6 +271,12 @@ pub struct Presentation {
     pub xml_windows: Option<std::path::PathBuf>,
     /// Exit 3 below this many bits per second.
     pub min_throughput: Option<f64>,
+    /// How results are shown on stdout.
+    pub format: Format,
+    /// Interval reports asked for with `--interval`.
+    pub interval: Option<Duration>,
+    /// `-Q`: no live progress lines.
+    pub quiet: bool,
 }
 
 /// Parses a whole command line (program name first). `cpus` are the CPU numbers this
@@ -288,6 +321,9 @@ pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
         log: absolute(&cli.log, "-O")?,
         xml_windows: absolute(&cli.xml_windows, "-xml")?,
         min_throughput: cli.min_throughput.map(|r| r.0),
+        format: cli.format.unwrap_or_default(),
+        interval: cli.interval,
+        quiet: cli.quiet,
     };
     let config = to_config(cli, &matches, normalized.dialect, cpus)?;
     Ok(Parsed::Run(Box::new(config), presentation))
@@ -509,10 +545,12 @@ fn to_config(
         io_mode: cli.io.unwrap_or(IoMode::Auto),
         timeout,
         hold: cli.hold,
+        epoll: cli.epoll,
         multi_client: cli.multi_client,
         last_client: cli.last_client,
         daemon: cli.daemon,
         pid_file,
+        interval: None,
     })
 }
 

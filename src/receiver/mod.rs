@@ -278,12 +278,16 @@ async fn test(
         sync: cfg.linux_sync(),
     };
     // The sender's proposal is its whole cycle: our cool-down must fit inside it.
-    let plan = Plan::within(cfg.timeline, negotiated, true);
+    let plan = Plan {
+        interval: cfg.interval,
+        ..Plan::within(cfg.timeline, negotiated, true)
+    };
     let count = |f: fn(&Worker) -> usize| workers.iter().map(|w| f(w)).sum::<usize>();
     let accepted_before = count(|w| w.connections.load(Ordering::Acquire));
     // Sync mode: the senders connected before 'R', so their connections are open now.
     let open_at_start = count(|w| w.open.load(Ordering::Acquire));
-    let window = timeline::run(t0, plan, workers, &mut mon).await;
+    let progress = |p| notes(Note::Progress(Side::Receiver, p));
+    let window = timeline::run(t0, plan, workers, &mut mon, &progress).await;
     if window.ended == End::Completed {
         // Keep draining until the senders are done (their clocks started a handshake
         // later than ours), at most a second, so our close does not cut them off.

@@ -4,6 +4,8 @@
 
 pub mod console;
 pub mod json;
+pub mod linux;
+pub mod schema;
 pub mod settings;
 pub mod terminal;
 pub mod xml;
@@ -12,6 +14,27 @@ use serde::Serialize;
 
 use crate::sys::SysUsage;
 use crate::timeline::{End, Window};
+
+/// How results are shown on stdout.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Format {
+    /// Windows NTttcp's tables (the default).
+    #[default]
+    Windows,
+    /// ntttcp-for-linux's log lines and Totals block.
+    Linux,
+    /// One JSON document per test (`schema::Document`).
+    Json,
+    /// One JSON object per line: intervals and results (`schema::Line`).
+    Jsonl,
+}
+
+impl Format {
+    /// Formats meant for people (tables, log lines) rather than programs.
+    pub fn is_human(self) -> bool {
+        matches!(self, Self::Windows | Self::Linux)
+    }
+}
 
 /// Which side produced a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -32,6 +32,22 @@ pub fn render(cfg: &Config) -> String {
         };
         let _ = writeln!(header, "*** {name} role");
     }
+    let receiving = roles.contains(&Role::Receiver);
+    for (on, line) in [
+        (cfg.daemon, "*** run as daemon"),
+        (receiving && cfg.epoll, "*** use epoll()"),
+        (receiving && cfg.hold, "*** hold receiver always running"),
+    ] {
+        if on {
+            let _ = writeln!(header, "{line}");
+        }
+    }
+    if cfg.multi_client {
+        header.push_str("multiple clients:\t\t yes\n");
+    }
+    if cfg.last_client {
+        header.push_str("last client:\t\t\t yes\n");
+    }
     if !cfg.sync {
         header.push_str("*** no sender/receiver synch\n");
     }

@@ -4,14 +4,16 @@
 //! panic: a closed pipe (`ntttcp ... | head`) loses output, not the exit status.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::Note;
 use crate::Presentation;
-use crate::config::Role;
-use crate::report::{Report, Side, console, json, xml};
+use crate::config::{Config, Role};
+use crate::report::{Format, Report, Side, console, json, linux, schema, xml};
+use crate::timeline::Progress;
 
 /// Writes `text` to stdout and flushes.
 pub fn out(text: &str) {
@@ -31,12 +33,25 @@ pub struct Terminal {
     role: Role,
     verbose: bool,
     look: Presentation,
+    /// Keep one updating status line on stderr (a terminal, not -Q, human format).
+    live: bool,
+    status_shown: AtomicBool,
+    /// Loopback with `--format json`: the first side's report, until the second arrives.
+    pending: Mutex<Vec<Report>>,
     log: Option<Mutex<File>>,
 }
 
 impl Terminal {
-    /// Opens the `-O` log (replacing an old one, as ntttcp-for-linux does).
-    pub fn new(role: Role, verbose: bool, look: Presentation) -> std::io::Result<Self> {
+    /// Opens the `-O` log (replacing an old one, as ntttcp-for-linux does) and asks the
+    /// run for the interval samples this output needs: `--interval`, the live status line
+    /// (stderr is a terminal, no -Q), the Linux layout's real-time lines, jsonl.
+    pub fn new(cfg: &mut Config, look: Presentation) -> std::io::Result<Self> {
+        let live = !look.quiet && look.format.is_human() && std::io::stderr().is_terminal();
+        let samples = live || matches!(look.format, Format::Jsonl | Format::Linux);
+        cfg.interval = look
+            .interval
+            .or(samples.then_some(std::time::Duration::from_secs(1)));
+        let (role, verbose) = (cfg.role, cfg.verbose);
         let log = match &look.log {
             Some(p) => Some(Mutex::new(File::create(p).map_err(|e| {
                 std::io::Error::new(e.kind(), format!("create log {}: {e}", p.display()))
@@ -47,6 +62,9 @@ impl Terminal {
             role,
             verbose,
             look,
+            live,
+            status_shown: AtomicBool::new(false),
+            pending: Mutex::new(Vec::new()),
             log,
         })
     }
@@ -60,25 +78,111 @@ impl Terminal {
 
     /// stdout, and the log.
     pub fn out(&self, text: &str) {
+        self.clear_status();
         out(text);
         self.copy(text);
     }
 
     /// One line on stderr, and in the log.
     pub fn err(&self, line: &str) {
+        self.clear_status();
         err(line);
         self.copy(&format!("{line}\n"));
     }
 
-    /// Handles one note: "Network activity progressing..." and each report's tables on
-    /// stdout, warnings always and progress details with `-V` on stderr, result files.
+    fn clear_status(&self) {
+        if self.status_shown.swap(false, Ordering::Relaxed) {
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        }
+    }
+
+    fn status(&self, text: &str) {
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K{text}");
+        self.status_shown.store(true, Ordering::Relaxed);
+    }
+
+    /// Handles one note in the chosen format; result files as reports arrive.
     pub fn note(&self, n: Note) {
+        let format = self.look.format;
         match n {
-            Note::Started => self.out("Network activity progressing...\n"),
+            Note::Started => match format {
+                Format::Windows => self.out("Network activity progressing...\n"),
+                Format::Linux => self.out(&linux::info("Network activity progressing...")),
+                Format::Json | Format::Jsonl => {}
+            },
+            Note::Warn(m) | Note::Info(m) if format == Format::Linux => {
+                self.out(&linux::info(&m));
+            }
             Note::Warn(m) => self.err(&format!("ntttcp: {m}")),
             Note::Info(m) if self.verbose => self.err(&format!("ntttcp: {m}")),
             Note::Info(_) => {}
+            Note::Progress(side, p) => self.progress(side, &p),
             Note::Report(r) => {
+                self.report(&r);
+                // In loopback mode the files hold the receiver's figures.
+                if self.role != Role::Loopback || r.side == Side::Receiver {
+                    self.files(&r);
+                }
+            }
+        }
+    }
+
+    fn progress(&self, side: Side, p: &Progress) {
+        let who = match side {
+            Side::Sender => "sender",
+            Side::Receiver => "receiver",
+        };
+        // One status line is enough in loopback mode: the receiver's.
+        let shows_status = self.live && !(self.role == Role::Loopback && side == Side::Sender);
+        match (self.look.format, p) {
+            (Format::Linux, Progress::WarmupDone) => {
+                self.out(&linux::info("Test warmup completed."))
+            }
+            (Format::Linux, Progress::RunDone) => self.out(&linux::info("Test run completed.")),
+            (Format::Linux, Progress::CooldownStarted) => {
+                self.out(&linux::info("Test cooldown is in progress..."));
+            }
+            (Format::Linux, Progress::CycleDone) => self.out(&linux::info("Test cycle finished.")),
+            (Format::Jsonl, Progress::Interval(iv)) => {
+                let line = serde_json::to_string(&schema::Line::interval(side, iv));
+                self.out(&format!("{}\n", line.unwrap_or_default()));
+            }
+            (Format::Linux, Progress::Interval(iv)) if !self.look.quiet => {
+                let bytes: u64 = iv.thread_bytes.iter().sum();
+                let tp = linux::format_throughput(bytes, iv.end_s - iv.start_s);
+                if shows_status {
+                    self.status(&format!("Real-time throughput: {tp}"));
+                } else if !self.live {
+                    self.out(&format!("Real-time throughput: {tp}\n"));
+                }
+            }
+            (Format::Windows, Progress::Interval(iv)) => {
+                if self.look.interval.is_some() {
+                    let bps = iv.bits_per_second();
+                    self.out(&format!(
+                        "{who:<8} {:8.3} - {:8.3} s {:16.3} KB/s {:10.3} Gbit/s\n",
+                        iv.start_s,
+                        iv.end_s,
+                        bps / 8.0 / 1024.0,
+                        bps / 1e9
+                    ));
+                }
+                if shows_status && !self.look.quiet {
+                    let total = iv.planned_s.map_or(String::new(), |p| format!(" / {p:.0}"));
+                    self.status(&format!(
+                        "ntttcp: {who} {:.0}{total} s  {:.2} Gbit/s",
+                        iv.end_s,
+                        iv.bits_per_second() / 1e9
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn report(&self, r: &Report) {
+        match self.look.format {
+            Format::Windows => {
                 let mut text = String::new();
                 if self.role == Role::Loopback {
                     let who = if r.side == Side::Sender {
@@ -88,11 +192,24 @@ impl Terminal {
                     };
                     text = format!("\n\n{who}:");
                 }
-                text.push_str(&console::render(&r, self.look.hide_per_thread));
+                text.push_str(&console::render(r, self.look.hide_per_thread));
                 self.out(&text);
-                // In loopback mode the files hold the receiver's figures.
-                if self.role != Role::Loopback || r.side == Side::Receiver {
-                    self.files(&r);
+            }
+            Format::Linux => self.out(&linux::render(r, self.verbose)),
+            Format::Jsonl => {
+                let line = serde_json::to_string(&schema::Line::summary(r));
+                self.out(&format!("{}\n", line.unwrap_or_default()));
+            }
+            Format::Json => {
+                // One document per test: in loopback mode both sides together.
+                let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+                pending.push(r.clone());
+                if self.role != Role::Loopback || pending.len() == 2 {
+                    pending.sort_by_key(|r| r.side == Side::Receiver);
+                    let doc = serde_json::to_string_pretty(&schema::Document::new(&pending));
+                    pending.clear();
+                    drop(pending);
+                    self.out(&format!("{}\n", doc.unwrap_or_default()));
                 }
             }
         }

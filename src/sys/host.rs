@@ -18,6 +18,20 @@ pub fn os_line() -> String {
     }
 }
 
+/// The local wall-clock time as `HH:MM:SS`, in the machine's time zone.
+#[allow(unsafe_code)]
+pub fn local_hms() -> String {
+    // SAFETY: time(NULL) has no preconditions; localtime_r writes only into `tm`, which
+    // we own and which is fully initialized by zeroing first.
+    let tm = unsafe {
+        let now = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&now, &mut tm);
+        tm
+    };
+    format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+}
+
 fn read(name: &str) -> Option<String> {
     let v = std::fs::read_to_string(format!("/proc/sys/kernel/{name}")).ok()?;
     let v = v.trim();
@@ -26,6 +40,17 @@ fn read(name: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn local_time_is_hh_mm_ss() {
+        let t = super::local_hms();
+        assert_eq!(t.len(), 8, "{t}");
+        assert!(t.chars().enumerate().all(|(i, c)| if i == 2 || i == 5 {
+            c == ':'
+        } else {
+            c.is_ascii_digit()
+        }));
+    }
+
     #[test]
     fn names_this_host() {
         let os = super::os_line();
