@@ -130,6 +130,12 @@ pub struct Config {
     pub daemon: bool,
     /// Where a daemon writes its PID (`--pid-file`), absolute.
     pub pid_file: Option<std::path::PathBuf>,
+    /// `--show-tcp-retrans`: report TcpExt retransmit rates.
+    pub show_tcp_retrans: bool,
+    /// `--show-nic-packets IF`: report that interface's packet counts.
+    pub show_nic: Option<String>,
+    /// `--show-dev-interrupts STR`: report interrupts on /proc/interrupts lines with STR.
+    pub show_interrupts: Option<String>,
     /// Sample the counters this often during the measurement (`--interval`, or 1 s for
     /// the live status line on a terminal).
     pub interval: Option<Duration>,
@@ -267,6 +273,9 @@ mod tests {
             last_client: false,
             daemon: false,
             pid_file: None,
+            show_tcp_retrans: false,
+            show_nic: None,
+            show_interrupts: None,
             interval: None,
         }
     }

@@ -227,7 +227,7 @@ pub async fn run<M: Monitor>(
             seconds: 0.0,
             start: now.clone(),
             end: now,
-            sys_start: sys,
+            sys_start: sys.clone(),
             sys_end: sys,
             ended: ev.into(),
         };

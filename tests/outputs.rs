@@ -399,3 +399,73 @@ fn interval_lines_in_the_windows_layout() {
     );
     assert_eq!(parse_tables(&o.stdout).len(), 2, "tables still follow");
 }
+
+#[test]
+fn show_counters_agree_across_console_xml_and_json() {
+    let d = Scratch::new("show");
+    let (x, j) = (d.file("s.xml"), d.file("s.json"));
+    let shows = "--show-tcp-retrans --show-nic-packets lo --show-dev-interrupts LOC";
+    let r = spawn(
+        "receiver",
+        &format!("-r 127.0.0.1 -P 1 -p 26841 -t 2 {shows} --format json"),
+    );
+    let s = run(
+        &format!(
+            "-s 127.0.0.1 -P 1 -n 1 -p 26841 -t 2 {shows} --format linux -x {} -j {}",
+            x.display(),
+            j.display()
+        ),
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    let re = |p: &str| regex::Regex::new(p).unwrap();
+    let out = &s.stdout;
+    assert!(
+        re(r"retrans_segments/sec\s+:(\d+\.\d+)").is_match(out),
+        "{out}"
+    );
+    let tx: u64 = re(r"\s+tx_packets\s:(\d+)").captures(out).expect(out)[1]
+        .parse()
+        .unwrap();
+    assert!(tx > 1000, "loopback packets counted: {tx}");
+    let total: u64 = re(r"total\s+:(\d+)").captures(out).expect(out)[1]
+        .parse()
+        .unwrap();
+    let rate: f64 = re(r"interrupts/sec\s+:(\d+\.\d+)")
+        .captures(out)
+        .expect(out)[1]
+        .parse()
+        .unwrap();
+    assert!(
+        total > 0 && rate > 0.0,
+        "local timer interrupts move: {total} {rate}"
+    );
+    // test_show_dev_interrupts: the files carry the same figures.
+    let xml = std::fs::read_to_string(&x).unwrap();
+    assert!(
+        xml.contains(&format!(
+            "<total_interrupts metric=\"count\">{total}</total_interrupts>"
+        )),
+        "{xml}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(
+        json["ntttcps"]["interruptTotal"]["value"],
+        total.to_string()
+    );
+    let per_s: f64 = json["ntttcps"]["interrupt"]["value"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((per_s - rate).abs() < 0.01, "{per_s} vs {rate}");
+    // Our own JSON carries them too, and still matches the schema.
+    let doc: serde_json::Value = serde_json::from_str(&ro.stdout).expect("receiver JSON");
+    assert_valid(&validator(), &doc);
+    let rep = &doc["reports"][0];
+    assert_eq!(rep["nic"]["name"], "lo");
+    assert_eq!(rep["device_interrupts"]["pattern"], "LOC");
+    assert!(rep["tcp_retransmits"].is_object());
+}

@@ -197,6 +197,18 @@ pub struct Cli {
           default_missing_value = "xml.txt")]
     pub xml_windows: Option<std::path::PathBuf>,
 
+    /// Report the TCP retransmit counters of /proc/net/netstat (per second).
+    #[arg(long = "show-tcp-retrans")]
+    pub show_tcp_retrans: bool,
+
+    /// Report the packets sent and received on interface IF.
+    #[arg(long = "show-nic-packets", value_name = "IF")]
+    pub show_nic_packets: Option<String>,
+
+    /// Report the interrupts on /proc/interrupts lines containing STR.
+    #[arg(long = "show-dev-interrupts", value_name = "STR")]
+    pub show_dev_interrupts: Option<String>,
+
     /// Output: windows (NTttcp tables), linux (ntttcp-for-linux log lines), json (one
     /// document per test), jsonl (a line per interval and per result).
     #[arg(long = "format", value_name = "FORMAT", value_parser = parse_format)]
@@ -520,6 +532,14 @@ fn to_config(
         None => None,
     };
 
+    if let Some(nic) = &cli.show_nic_packets
+        && !std::path::Path::new("/sys/class/net").join(nic).exists()
+    {
+        return err(format!(
+            "invalid value '{nic}' for '--show-nic-packets': no such network interface"
+        ));
+    }
+
     check_hosts(role, &mut ports, cli.ipv6)?;
     let size = cli.buffer.map(|b| b.0 as usize);
     Ok(Config {
@@ -550,6 +570,9 @@ fn to_config(
         last_client: cli.last_client,
         daemon: cli.daemon,
         pid_file,
+        show_tcp_retrans: cli.show_tcp_retrans,
+        show_nic: cli.show_nic_packets,
+        show_interrupts: cli.show_dev_interrupts,
         interval: None,
     })
 }

@@ -124,9 +124,6 @@ const LINUX_UNSUPPORTED: &[(&str, &str)] = &[
     ("-B", "bandwidth limit"),
     ("--fq-rate-limit", "fq rate limit"),
     ("--no-delay", "TCP_NODELAY"),
-    ("--show-tcp-retrans", "TCP retransmit details"),
-    ("--show-nic-packets", "NIC packet counters"),
-    ("--show-dev-interrupts", "device interrupt counters"),
 ];
 
 /// The result of normalizing one command line.

@@ -52,6 +52,15 @@ pub fn render(r: &Report, hide_per_thread: bool) -> String {
         "{:>12} {:>16} {:>11} {:>6} {:>10.3}",
         t.packets_sent, t.packets_received, t.retransmits, t.errors, t.cpu_pct
     );
+    // Linux-only counters asked for with --show-*: after the NTttcp tables.
+    let extra = crate::report::linux::extra_lines(r);
+    if !extra.is_empty() {
+        o.push_str("\n\n");
+        for l in extra {
+            o.push_str(&l);
+            o.push('\n');
+        }
+    }
     if t.cpu_pct <= 0.0 {
         o.push_str("\n\nNOTE::Avg CPU% drops below 0% if test duration is too short\n\n");
     }

@@ -61,6 +61,7 @@ pub fn linux(r: &Report) -> String {
     let p = &r.params;
     let l = stats::linux(r);
     let w = stats::totals(r);
+    let (irq_total, irq_rate) = super::xml::dev_or_system_interrupts(r);
     let params = J::O(vec![
         ("sendSocketBuff", s(p.send_size)),
         ("recvSocketBuff", s(p.recv_size)),
@@ -151,8 +152,8 @@ pub fn linux(r: &Report) -> String {
             "avgPacketsPerInterrupt",
             mv("packets/interrupt", format!("{:.3}", w.pkts_per_intr)),
         ),
-        ("interrupt", mv("count/sec", format!("{:.3}", w.intr_per_s))),
-        ("interruptTotal", mv("count", r.sys.interrupts.to_string())),
+        ("interrupt", mv("count/sec", format!("{irq_rate:.3}"))),
+        ("interruptTotal", mv("count", irq_total.to_string())),
         ("dpcs", mv("count/sec", format!("{:.3}", w.dpcs_per_s))),
         (
             "avgPacketsPerDpc",
@@ -170,8 +171,17 @@ pub fn linux(r: &Report) -> String {
         ("bufferCount", s(format!("{:.0}", w.buffers.floor()))),
         ("bufferLen", s(r.buffer_len)),
         ("io", s(0)),
-        ("os", s(r.os.replace('\n', " "))),
     ]);
+    if r.tcp_retrans.is_some() {
+        let mut items = vec![mv("retrans_segs", r.sys.tcp.retrans_segs.to_string())];
+        items.extend(
+            super::xml::retrans_rates(r)
+                .into_iter()
+                .map(|(name, v)| mv(name, format!("{v:.2}"))),
+        );
+        top.push(("tcp_retransmits", J::A(items)));
+    }
+    top.push(("os", s(r.os.replace('\n', " "))));
     let name = match r.side {
         Side::Sender => "ntttcps",
         Side::Receiver => "ntttcpr",

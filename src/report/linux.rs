@@ -34,6 +34,47 @@ pub fn format_throughput(bytes: u64, seconds: f64) -> String {
     format!("{x:.2}{}", units[u])
 }
 
+/// The `--show-tcp-retrans`, `--show-nic-packets` and `--show-dev-interrupts` lines
+/// (spec 4.6), without the log stamp; empty when none was asked for.
+pub fn extra_lines(r: &Report) -> Vec<String> {
+    let secs = r.realtime_s;
+    let rate = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+    let mut o = Vec::new();
+    if let Some(x) = &r.tcp_retrans {
+        o.push("tcp retransmit:".to_string());
+        for (name, v) in [
+            ("retrans_segments", r.sys.tcp.retrans_segs),
+            ("lost_retrans", x.lost_retrans),
+            ("syn_retrans", x.syn_retrans),
+            ("fast_retrans", x.fast_retrans),
+            ("forward_retrans", x.forward_retrans),
+            ("slowStart_retrans", x.slow_start_retrans),
+            ("retrans_fail", x.retrans_fail),
+        ] {
+            o.push(format!("\t {name}/sec\t:{:.2}", rate(v)));
+        }
+    }
+    if let Some(n) = &r.nic {
+        o.push("total packets:".into());
+        o.push(format!("\t tx_packets\t:{}", n.tx_packets));
+        o.push(format!("\t rx_packets\t:{}", n.rx_packets));
+    }
+    if let Some(d) = &r.dev_interrupts {
+        o.push("interrupts:".into());
+        o.push(format!("\t total\t\t:{}", d.total));
+        o.push(format!("\t interrupts/sec\t:{:.3}", rate(d.total)));
+        if let Some(n) = &r.nic {
+            let per = if d.total > 0 {
+                (n.tx_packets + n.rx_packets) as f64 / d.total as f64
+            } else {
+                0.0
+            };
+            o.push(format!("\t pkts/interrupt\t:{per:.2}"));
+        }
+    }
+    o
+}
+
 /// The per-thread table (with `verbose`), "N connections tested" (sender), the Totals
 /// block and the closing dashes.
 pub fn render(r: &Report, verbose: bool) -> String {
@@ -60,6 +101,9 @@ pub fn render(r: &Report, verbose: bool) -> String {
         format_throughput(r.total_bytes(), r.realtime_s)
     ));
     line(format!("\t retrans segs\t:{}", t.retransmits));
+    for extra in extra_lines(r) {
+        line(extra);
+    }
     line(format!("cpu cores\t:{}", r.cpu_count));
     line(format!("\t cpu speed\t:{:.3}MHz", r.cpu_mhz));
     line(format!("\t user\t\t:{:.2}%", l.user));
@@ -133,5 +177,71 @@ mod tests {
             first.as_bytes()[2] == b':' && first.as_bytes()[5] == b':',
             "{first}"
         );
+    }
+}
+
+#[cfg(test)]
+mod extra_tests {
+    use super::*;
+    use crate::report::DevInterrupts;
+    use crate::report::fixture::seed_report;
+    use crate::sys::net::{NicPackets, TcpExt};
+
+    /// The seed with every --show-* counter: 300.00515 s, so rates are v / 300.00515.
+    pub(crate) fn seed_with_extras() -> Report {
+        let mut r = seed_report();
+        r.tcp_retrans = Some(TcpExt {
+            lost_retrans: 3,
+            syn_retrans: 0,
+            fast_retrans: 4296,
+            forward_retrans: 0,
+            slow_start_retrans: 30,
+            retrans_fail: 0,
+        });
+        r.nic = Some(NicPackets {
+            name: "eth0".into(),
+            rx_packets: 2_161_992,
+            tx_packets: 25_324_915,
+        });
+        r.dev_interrupts = Some(DevInterrupts {
+            pattern: "virtio".into(),
+            total: 900_000,
+        });
+        r
+    }
+
+    #[test]
+    fn show_lines_in_the_spec_layout() {
+        let lines = extra_lines(&seed_with_extras());
+        let want = [
+            "tcp retransmit:",
+            "\t retrans_segments/sec\t:201.37",
+            "\t lost_retrans/sec\t:0.01",
+            "\t syn_retrans/sec\t:0.00",
+            "\t fast_retrans/sec\t:14.32",
+            "\t forward_retrans/sec\t:0.00",
+            "\t slowStart_retrans/sec\t:0.10",
+            "\t retrans_fail/sec\t:0.00",
+            "total packets:",
+            "\t tx_packets\t:25324915",
+            "\t rx_packets\t:2161992",
+            "interrupts:",
+            "\t total\t\t:900000",
+            "\t interrupts/sec\t:2999.949",
+            "\t pkts/interrupt\t:30.54",
+        ];
+        assert_eq!(lines, want);
+        let r = seed_with_extras();
+        let x = crate::report::xml::linux(&r);
+        assert!(x.contains("<tcp_retransmits metric=\"retrans_segs\">60412</tcp_retransmits>"));
+        assert!(
+            x.contains("<tcp_retransmits metric=\"fast_retrans_per_sec\">14.32</tcp_retransmits>")
+        );
+        assert!(x.contains("<total_interrupts metric=\"count\">900000</total_interrupts>"));
+        let j: serde_json::Value = serde_json::from_str(&crate::report::json::linux(&r)).unwrap();
+        assert_eq!(j["ntttcps"]["tcp_retransmits"].as_array().unwrap().len(), 8);
+        assert_eq!(j["ntttcps"]["interruptTotal"]["value"], "900000");
+        let windows = crate::report::console::render(&r, true);
+        assert!(windows.contains("\n\ntcp retransmit:\n\t retrans_segments/sec\t:201.37\n"));
     }
 }

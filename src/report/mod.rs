@@ -136,6 +136,21 @@ pub struct Report {
     pub negotiated_cycle_s: Option<u32>,
     /// How the measurement ended.
     pub end: End,
+    /// `--show-tcp-retrans`: TcpExt retransmit counters over the window.
+    pub tcp_retrans: Option<crate::sys::net::TcpExt>,
+    /// `--show-nic-packets`: that interface's packets over the window.
+    pub nic: Option<crate::sys::net::NicPackets>,
+    /// `--show-dev-interrupts`: interrupts on the matching /proc/interrupts lines.
+    pub dev_interrupts: Option<DevInterrupts>,
+}
+
+/// Interrupts on the /proc/interrupts lines containing a pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DevInterrupts {
+    /// The text looked for.
+    pub pattern: String,
+    /// Interrupts during the window.
+    pub total: u64,
 }
 
 impl Report {
@@ -180,6 +195,17 @@ impl Report {
             sys: w.sys_end.delta(&w.sys_start),
             negotiated_cycle_s,
             end: w.ended.clone(),
+            tcp_retrans: cfg
+                .show_tcp_retrans
+                .then(|| w.sys_end.delta(&w.sys_start).tcp_ext),
+            nic: cfg
+                .show_nic
+                .as_deref()
+                .and_then(|n| w.sys_end.nic_delta(&w.sys_start, n)),
+            dev_interrupts: cfg.show_interrupts.as_ref().map(|p| DevInterrupts {
+                pattern: p.clone(),
+                total: w.sys_end.irq_delta(&w.sys_start, p),
+            }),
         }
     }
 
@@ -255,9 +281,13 @@ pub(crate) mod fixture {
                     attempt_fails: 0,
                 },
                 process_cpu_s: 120.0,
+                tcp_ext: Default::default(),
             },
             negotiated_cycle_s: Some(300),
             end: End::Completed,
+            tcp_retrans: None,
+            nic: None,
+            dev_interrupts: None,
         }
     }
 }

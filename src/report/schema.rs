@@ -63,6 +63,12 @@ pub struct SideReport<'a> {
     pub network: Network,
     /// One entry per worker thread.
     pub threads: Vec<Thread>,
+    /// `--show-tcp-retrans`: TcpExt retransmit counters over the window, else null.
+    pub tcp_retransmits: Option<crate::sys::net::TcpExt>,
+    /// `--show-nic-packets`: that interface's packets over the window, else null.
+    pub nic: Option<&'a crate::sys::net::NicPackets>,
+    /// `--show-dev-interrupts`: the pattern and its interrupts, else null.
+    pub device_interrupts: Option<&'a crate::report::DevInterrupts>,
 }
 
 /// Totals over all threads.
@@ -212,6 +218,9 @@ impl<'a> SideReport<'a> {
                     },
                 })
                 .collect(),
+            tcp_retransmits: r.tcp_retrans,
+            nic: r.nic.as_ref(),
+            device_interrupts: r.dev_interrupts.as_ref(),
         }
     }
 }

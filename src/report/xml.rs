@@ -163,8 +163,10 @@ pub fn linux(r: &Report) -> String {
         "packets/interrupt",
         format!("{:.3}", w.pkts_per_intr),
     );
-    d.metric(1, "interrupts", "count/sec", format!("{:.3}", w.intr_per_s));
-    d.metric(1, "total_interrupts", "count", r.sys.interrupts);
+    // --show-dev-interrupts narrows these to the device's lines, as upstream.
+    let (irq_total, irq_rate) = dev_or_system_interrupts(r);
+    d.metric(1, "interrupts", "count/sec", format!("{irq_rate:.3}"));
+    d.metric(1, "total_interrupts", "count", irq_total);
     d.metric(1, "dpcs", "count/sec", format!("{:.3}", w.dpcs_per_s));
     d.metric(
         1,
@@ -178,6 +180,14 @@ pub fn linux(r: &Report) -> String {
     d.el(1, "errors", w.errors);
     d.el(1, "bufferCount", format!("{:.0}", w.buffers.floor()));
     d.el(1, "bufferLen", r.buffer_len);
+    if r.tcp_retrans.is_some() {
+        for (i, (name, v)) in retrans_rates(r).into_iter().enumerate() {
+            if i == 0 {
+                d.metric(1, "tcp_retransmits", "retrans_segs", r.sys.tcp.retrans_segs);
+            }
+            d.metric(1, "tcp_retransmits", name, format!("{v:.2}"));
+        }
+    }
     d.metric(1, "cpu_cores", "cpu cores", r.cpu_count);
     d.metric(1, "cpu_speed", "MHz", format!("{:.3}", r.cpu_mhz));
     d.metric(1, "user", "%", format!("{:.2}", l.user));
@@ -196,6 +206,41 @@ pub fn linux(r: &Report) -> String {
     d.el(1, "os", escape(&r.os));
     d.close(0, root(r));
     d.0
+}
+
+/// (total, per second) of `--show-dev-interrupts` if given, else of all interrupts.
+pub(crate) fn dev_or_system_interrupts(r: &Report) -> (u64, f64) {
+    let total = r
+        .dev_interrupts
+        .as_ref()
+        .map_or(r.sys.interrupts, |d| d.total);
+    let rate = if r.realtime_s > 0.0 {
+        total as f64 / r.realtime_s
+    } else {
+        0.0
+    };
+    (total, rate)
+}
+
+/// The seven `--show-tcp-retrans` rates, named as ntttcp-for-linux's files name them.
+pub(crate) fn retrans_rates(r: &Report) -> Vec<(&'static str, f64)> {
+    let x = r.tcp_retrans.unwrap_or_default();
+    let rate = |v: u64| {
+        if r.realtime_s > 0.0 {
+            v as f64 / r.realtime_s
+        } else {
+            0.0
+        }
+    };
+    vec![
+        ("retrans_segments_per_sec", rate(r.sys.tcp.retrans_segs)),
+        ("lost_retrans_per_sec", rate(x.lost_retrans)),
+        ("syn_retrans_per_sec", rate(x.syn_retrans)),
+        ("fast_retrans_per_sec", rate(x.fast_retrans)),
+        ("forward_retrans_per_sec", rate(x.forward_retrans)),
+        ("slowStart_retrans_per_sec", rate(x.slow_start_retrans)),
+        ("retrans_fail_per_sec", rate(x.retrans_fail)),
+    ]
 }
 
 /// Total bytes / completed calls.

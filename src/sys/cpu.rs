@@ -120,6 +120,38 @@ pub fn parse_net_rx(softirqs: &str) -> Option<u64> {
     )
 }
 
+/// One line of /proc/interrupts: its label (`25:`, `LOC:`), its text, and the sum of its
+/// per-CPU counts (every purely numeric token, as ntttcp-for-linux sums them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IrqLine {
+    /// First token, such as `25:` or `LOC:`.
+    pub label: String,
+    /// The whole line, for matching `--show-dev-interrupts` text.
+    pub text: String,
+    /// Sum of the numeric tokens.
+    pub total: u64,
+}
+
+/// Every line of /proc/interrupts after the CPU header.
+pub fn parse_interrupts(text: &str) -> Vec<IrqLine> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let label = l.split_whitespace().next()?.to_string();
+            let total = l
+                .split_whitespace()
+                .skip(1)
+                .filter_map(|t| t.parse::<u64>().ok())
+                .sum();
+            Some(IrqLine {
+                label,
+                text: l.to_string(),
+                total,
+            })
+        })
+        .collect()
+}
+
 /// The first `cpu MHz` value of /proc/cpuinfo.
 pub fn parse_mhz(cpuinfo: &str) -> Option<f64> {
     cpuinfo
@@ -212,6 +244,20 @@ softirq 73355 0 8638 4 3006 28901 0 91 17097 0 15618
         assert_eq!((d.user, d.system, d.idle, d.iowait), (30, 30, 20, 10));
         assert!((d.busy_fraction() - 60.0 / 90.0).abs() < 1e-12);
         assert_eq!(CpuTimes::default().busy_fraction(), 0.0);
+    }
+
+    #[test]
+    fn interrupt_lines_sum_their_counts() {
+        let text = "           CPU0       CPU1\n\
+                     25:        100         50   PCI-MSI 49152-edge      virtio3-rx\n\
+                    LOC:   32980308   21351370   Local timer interrupts\n\
+                    ERR:          0\n";
+        let lines = parse_interrupts(text);
+        assert_eq!(lines.len(), 3);
+        // "49152-edge" is not purely numeric, so it is not counted.
+        assert_eq!((lines[0].label.as_str(), lines[0].total), ("25:", 150));
+        assert_eq!(lines[1].total, 32980308 + 21351370);
+        assert!(lines[1].text.contains("Local timer"));
     }
 
     #[test]

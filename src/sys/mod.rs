@@ -13,7 +13,7 @@ pub mod net;
 use serde::Serialize;
 
 /// System-wide counters at one instant.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
     /// Aggregate `cpu` line of /proc/stat.
     pub cpu: cpu::CpuTimes,
@@ -25,6 +25,12 @@ pub struct Snapshot {
     pub tcp: net::TcpCounters,
     /// This process's CPU time (user + system), in clock ticks.
     pub process_ticks: u64,
+    /// TcpExt retransmit counters of /proc/net/netstat.
+    pub tcp_ext: net::TcpExt,
+    /// Packet counters of every interface (/proc/net/dev).
+    pub nics: Vec<net::NicPackets>,
+    /// Every line of /proc/interrupts with its count.
+    pub irqs: Vec<cpu::IrqLine>,
 }
 
 /// Counter deltas over the measurement window.
@@ -40,6 +46,8 @@ pub struct SysUsage {
     pub tcp: net::TcpCounters,
     /// CPU seconds this process used during the window (all threads).
     pub process_cpu_s: f64,
+    /// TcpExt retransmit counters during the window.
+    pub tcp_ext: net::TcpExt,
 }
 
 impl Snapshot {
@@ -50,12 +58,16 @@ impl Snapshot {
         let softirqs = std::fs::read_to_string("/proc/softirqs").unwrap_or_default();
         let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
         let me = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
         Self {
             cpu: cpu::parse_cpu_line(&stat).unwrap_or_default(),
             interrupts: cpu::parse_intr_total(&stat).unwrap_or(0),
             net_rx: cpu::parse_net_rx(&softirqs).unwrap_or(0),
             tcp: net::parse_tcp(&snmp).unwrap_or_default(),
             process_ticks: cpu::parse_process_ticks(&me).unwrap_or(0),
+            tcp_ext: net::parse_tcp_ext(&read("/proc/net/netstat")).unwrap_or_default(),
+            nics: net::parse_net_dev(&read("/proc/net/dev")),
+            irqs: cpu::parse_interrupts(&read("/proc/interrupts")),
         }
     }
 
@@ -68,6 +80,31 @@ impl Snapshot {
             tcp: self.tcp.delta(&earlier.tcp),
             process_cpu_s: self.process_ticks.saturating_sub(earlier.process_ticks) as f64
                 / cpu::ticks_per_second(),
+            tcp_ext: self.tcp_ext.delta(&earlier.tcp_ext),
         }
+    }
+
+    /// Packets of interface `name` from `earlier` to `self`, if it exists in both.
+    pub fn nic_delta(&self, earlier: &Self, name: &str) -> Option<net::NicPackets> {
+        let find = |s: &Self| s.nics.iter().find(|n| n.name == name).cloned();
+        let (a, b) = (find(earlier)?, find(self)?);
+        Some(net::NicPackets {
+            name: name.to_string(),
+            rx_packets: b.rx_packets.saturating_sub(a.rx_packets),
+            tx_packets: b.tx_packets.saturating_sub(a.tx_packets),
+        })
+    }
+
+    /// Interrupts on every /proc/interrupts line containing `pattern`, from `earlier` to
+    /// `self` (lines matched by their label).
+    pub fn irq_delta(&self, earlier: &Self, pattern: &str) -> u64 {
+        self.irqs
+            .iter()
+            .filter(|l| l.text.contains(pattern))
+            .map(|l| {
+                let before = earlier.irqs.iter().find(|e| e.label == l.label);
+                l.total.saturating_sub(before.map_or(0, |e| e.total))
+            })
+            .sum()
     }
 }

@@ -46,6 +46,92 @@ pub fn parse_tcp(snmp: &str) -> Option<TcpCounters> {
     })
 }
 
+/// TcpExt retransmit counters of /proc/net/netstat (`--show-tcp-retrans`); a counter
+/// the kernel no longer has (TCPForwardRetrans is gone from recent kernels) reads 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TcpExt {
+    /// `TCPLostRetransmit`.
+    pub lost_retrans: u64,
+    /// `TCPSynRetrans`.
+    pub syn_retrans: u64,
+    /// `TCPFastRetrans`.
+    pub fast_retrans: u64,
+    /// `TCPForwardRetrans`.
+    pub forward_retrans: u64,
+    /// `TCPSlowStartRetrans`.
+    pub slow_start_retrans: u64,
+    /// `TCPRetransFail`.
+    pub retrans_fail: u64,
+}
+
+impl TcpExt {
+    /// Field-wise difference from `earlier`.
+    pub fn delta(&self, earlier: &Self) -> Self {
+        Self {
+            lost_retrans: self.lost_retrans.saturating_sub(earlier.lost_retrans),
+            syn_retrans: self.syn_retrans.saturating_sub(earlier.syn_retrans),
+            fast_retrans: self.fast_retrans.saturating_sub(earlier.fast_retrans),
+            forward_retrans: self.forward_retrans.saturating_sub(earlier.forward_retrans),
+            slow_start_retrans: self
+                .slow_start_retrans
+                .saturating_sub(earlier.slow_start_retrans),
+            retrans_fail: self.retrans_fail.saturating_sub(earlier.retrans_fail),
+        }
+    }
+}
+
+/// The `TcpExt:` header/value pair of /proc/net/netstat, matched by name.
+pub fn parse_tcp_ext(netstat: &str) -> Option<TcpExt> {
+    let mut ext = netstat.lines().filter(|l| l.starts_with("TcpExt:"));
+    let names: Vec<&str> = ext.next()?.split_whitespace().collect();
+    let values: Vec<&str> = ext.next()?.split_whitespace().collect();
+    let get = |name: &str| -> u64 {
+        names
+            .iter()
+            .position(|n| *n == name)
+            .and_then(|i| values.get(i)?.parse().ok())
+            .unwrap_or(0)
+    };
+    Some(TcpExt {
+        lost_retrans: get("TCPLostRetransmit"),
+        syn_retrans: get("TCPSynRetrans"),
+        fast_retrans: get("TCPFastRetrans"),
+        forward_retrans: get("TCPForwardRetrans"),
+        slow_start_retrans: get("TCPSlowStartRetrans"),
+        retrans_fail: get("TCPRetransFail"),
+    })
+}
+
+/// Packet counters of one interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NicPackets {
+    /// Interface name.
+    pub name: String,
+    /// Packets received.
+    pub rx_packets: u64,
+    /// Packets sent.
+    pub tx_packets: u64,
+}
+
+/// Every interface of /proc/net/dev (`iface: rx_bytes rx_packets ... tx_bytes tx_packets`).
+pub fn parse_net_dev(dev: &str) -> Vec<NicPackets> {
+    dev.lines()
+        .skip(2)
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            let v: Vec<u64> = rest
+                .split_whitespace()
+                .map(|f| f.parse().ok())
+                .collect::<Option<_>>()?;
+            Some(NicPackets {
+                name: name.trim().to_string(),
+                rx_packets: *v.get(1)?,
+                tx_packets: *v.get(9)?,
+            })
+        })
+        .collect()
+}
+
 /// Whether `ip` can be listened on here: the wildcard, or an address of a local
 /// interface. Binding port 0 answers exactly that question without a table of interfaces.
 pub fn is_local_address(ip: IpAddr) -> bool {
@@ -93,6 +179,37 @@ Udp: 5 0 0 5
             "saturates instead of wrapping"
         );
         assert!(parse_tcp("Tcp: A B\n").is_none());
+    }
+
+    #[test]
+    fn tcp_ext_and_net_dev() {
+        let netstat = "TcpExt: SyncookiesSent TCPLostRetransmit TCPFastRetrans TCPSynRetrans\n\
+                       TcpExt: 0 3 14 2\n\
+                       IpExt: InNoRoutes\nIpExt: 0\n";
+        let t = parse_tcp_ext(netstat).unwrap();
+        assert_eq!((t.lost_retrans, t.fast_retrans, t.syn_retrans), (3, 14, 2));
+        assert_eq!(t.forward_retrans, 0, "missing counters read 0");
+        let dev = "Inter-|   Receive |  Transmit\n face |bytes packets|bytes packets\n\
+                   \x20   lo: 5628 132426 0 0 0 0 0 0 5628 132427 0 0 0 0 0 0\n\
+                   eth0:10 2 0 0 0 0 0 0 30 4 0 0 0 0 0 0\n";
+        let nics = parse_net_dev(dev);
+        assert_eq!(nics.len(), 2);
+        assert_eq!(
+            (
+                nics[0].name.as_str(),
+                nics[0].rx_packets,
+                nics[0].tx_packets
+            ),
+            ("lo", 132426, 132427)
+        );
+        assert_eq!(
+            (
+                nics[1].name.as_str(),
+                nics[1].rx_packets,
+                nics[1].tx_packets
+            ),
+            ("eth0", 2, 4)
+        );
     }
 
     #[test]
