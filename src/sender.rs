@@ -82,11 +82,11 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
             io: cfg.io_mode,
             connect_deadline,
         };
-        let (w, start, stop) = (w.clone(), start.clone(), stop.clone());
+        let (w, start, stop, index) = (w.clone(), start.clone(), stop.clone(), t.index);
         handles.push(
             std::thread::Builder::new()
                 .name(format!("send-{}", t.index))
-                .spawn(move || stream::send_worker(plan, w, start, stop))
+                .spawn(move || stream::send_worker(index, plan, w, start, stop))
                 .context("create sender worker thread")?,
         );
     }
@@ -146,7 +146,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         notes(Note::Warn(format!("test ended early: {reason}")));
     }
     let ports: Vec<u16> = threads.iter().map(|t| cfg.port(t.port_index)).collect();
-    let report = Report::from_window(
+    let mut report = Report::from_window(
         Side::Sender,
         cfg,
         &ports,
@@ -154,6 +154,10 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         cfg.linux_sync().then_some(negotiated),
         &window,
     );
+    report.tcp_connections = workers
+        .iter()
+        .flat_map(|w| std::mem::take(&mut *w.conn_info.lock().unwrap_or_else(|p| p.into_inner())))
+        .collect();
     notes(Note::Report(Box::new(report.clone())));
     Ok(report)
 }

@@ -23,6 +23,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::config::IoMode;
 use crate::stop::Flag;
 use crate::sys::affinity;
+use crate::sys::socket::{ConnInfo, tcp_info};
 
 /// Byte and call counters of one worker; single writer, any number of readers.
 #[derive(Debug, Default)]
@@ -62,6 +63,8 @@ pub struct Worker {
     pub open: AtomicUsize,
     /// The worker thread has returned.
     pub finished: AtomicBool,
+    /// Sender: TCP_INFO of each connection, read when the test stopped.
+    pub conn_info: Mutex<Vec<ConnInfo>>,
     failure: Mutex<Option<String>>,
 }
 
@@ -113,8 +116,8 @@ pub struct SendPlan {
 /// Send timeout of blocking writes: how late a blocked writer may notice "stop".
 const WRITE_POLL: Duration = Duration::from_millis(100);
 
-/// Body of a sender worker thread.
-pub fn send_worker(plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
+/// Body of a sender worker thread; `index` is its thread number (for TCP_INFO rows).
+pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
     let mut socks = Vec::with_capacity(plan.conns);
@@ -144,10 +147,26 @@ pub fn send_worker(plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
         IoMode::Blocking => true,
         IoMode::Async => false,
     };
+    let record = |socks: &[TcpStream]| {
+        let info = socks.iter().filter_map(|s| {
+            let port = s.local_addr().map_or(0, |a| a.port());
+            tcp_info(s, index, port)
+        });
+        me.conn_info
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(info);
+    };
     let result = if blocking {
-        send_blocking(&mut socks, &buf, &me.counters, &stop)
+        let r = send_blocking(&mut socks, &buf, &me.counters, &stop);
+        record(&socks);
+        r
     } else {
-        send_async(socks, buf, &me, &stop)
+        // The tasks own the sockets; clones of the descriptors read TCP_INFO at the end.
+        let probes: Vec<TcpStream> = socks.iter().filter_map(|s| s.try_clone().ok()).collect();
+        let r = send_async(socks, buf, &me, &stop);
+        record(&probes);
+        r
     };
     if let Err(e) = result
         && !stop.is_set()

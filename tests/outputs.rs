@@ -469,3 +469,33 @@ fn show_counters_agree_across_console_xml_and_json() {
     assert_eq!(rep["device_interrupts"]["pattern"], "LOC");
     assert!(rep["tcp_retransmits"].is_object());
 }
+
+#[test]
+fn verbose_sender_shows_tcp_info_per_connection() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 26851 -t 1");
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -l 2 -p 26851 -t 1 -V", LIMIT);
+    assert_eq!(r.wait(LIMIT).code(), Some(0));
+    assert_eq!(s.code(), Some(0), "{s:?}");
+    let re = regex::Regex::new(r"(?m)^ +(\d) +0 +\d+ +(\d+) +\d+ +(\d+) +\d+ +\d+$").unwrap();
+    let rows: Vec<_> = re.captures_iter(&s.stdout).collect();
+    assert_eq!(rows.len(), 2, "one row per connection:\n{}", s.stdout);
+    assert!(
+        rows.iter().all(|c| c[3].parse::<u32>().unwrap() > 0),
+        "cwnd > 0"
+    );
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 26861 -t 1");
+    let s = run(
+        "-s 127.0.0.1 -P 1 -n 1 -l 2 -p 26861 -t 1 -V --format json",
+        LIMIT,
+    );
+    assert_eq!(r.wait(LIMIT).code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_str(&s.stdout).expect("JSON");
+    assert_valid(&validator(), &doc);
+    assert_eq!(
+        doc["reports"][0]["tcp_connections"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}

@@ -52,6 +52,18 @@ pub fn render(r: &Report, hide_per_thread: bool) -> String {
         "{:>12} {:>16} {:>11} {:>6} {:>10.3}",
         t.packets_sent, t.packets_received, t.retransmits, t.errors, t.cpu_pct
     );
+    // -V on a sender: which connection suffered (TCP_INFO at the end of the test).
+    if r.params.verbose && !r.tcp_connections.is_empty() {
+        o.push_str("\n\nConn Thread Local Port  RTT(us) RTTVar(us) Cwnd(segs)  MSS(B) Retrans\n");
+        o.push_str("==== ====== ========== ======== ========== ========== ======= =======\n");
+        for (i, c) in r.tcp_connections.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "{i:>4} {:>6} {:>10} {:>8} {:>10} {:>10} {:>7} {:>7}",
+                c.thread, c.local_port, c.rtt_us, c.rttvar_us, c.cwnd, c.mss, c.retransmits
+            );
+        }
+    }
     // Linux-only counters asked for with --show-*: after the NTttcp tables.
     let extra = crate::report::linux::extra_lines(r);
     if !extra.is_empty() {
@@ -97,6 +109,31 @@ mod tests {
         let got = render(&r, false);
         assert!(
             got.ends_with("\n\nNOTE::Avg CPU% drops below 0% if test duration is too short\n\n")
+        );
+    }
+
+    #[test]
+    fn connection_table_with_verbose() {
+        let mut r = seed_report();
+        r.tcp_connections = vec![crate::sys::socket::ConnInfo {
+            thread: 1,
+            local_port: 49699,
+            rtt_us: 409,
+            rttvar_us: 100,
+            cwnd: 10,
+            retransmits: 2,
+            mss: 65483,
+        }];
+        assert!(!render(&r, false).contains("Conn Thread"), "only with -V");
+        r.params.verbose = true;
+        let got = render(&r, false);
+        assert!(
+            got.contains(
+                "Conn Thread Local Port  RTT(us) RTTVar(us) Cwnd(segs)  MSS(B) Retrans\n\
+                 ==== ====== ========== ======== ========== ========== ======= =======\n\
+                 \x20  0      1      49699      409        100         10   65483       2\n"
+            ),
+            "{got}"
         );
     }
 

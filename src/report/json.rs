@@ -181,6 +181,10 @@ pub fn linux(r: &Report) -> String {
         );
         top.push(("tcp_retransmits", J::A(items)));
     }
+    if let (true, Some(rtt)) = (p.verbose, r.average_rtt_us()) {
+        // Sic: the original's key has a space in it.
+        top.push(("tcpAverageRtt metric", s(format!("{rtt} us"))));
+    }
     top.push(("os", s(r.os.replace('\n', " "))));
     let name = match r.side {
         Side::Sender => "ntttcps",

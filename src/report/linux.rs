@@ -113,6 +113,9 @@ pub fn render(r: &Report, verbose: bool) -> String {
     line(format!("\t softirq\t:{:.2}%", l.softirq));
     line(format!("\t cycles/byte\t:{:.2}", l.cycles_per_byte));
     line(format!("cpu busy (all)\t:{:.2}%", l.cpu_busy_all));
+    if let (true, Some(rtt)) = (verbose, r.average_rtt_us()) {
+        line(format!("tcpi rtt\t\t:{rtt} us"));
+    }
     let _ = writeln!(o, "{}", "-".repeat(57));
     o
 }

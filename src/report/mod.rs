@@ -142,6 +142,8 @@ pub struct Report {
     pub nic: Option<crate::sys::net::NicPackets>,
     /// `--show-dev-interrupts`: interrupts on the matching /proc/interrupts lines.
     pub dev_interrupts: Option<DevInterrupts>,
+    /// Sender: TCP_INFO of every data connection at the end of the test.
+    pub tcp_connections: Vec<crate::sys::socket::ConnInfo>,
 }
 
 /// Interrupts on the /proc/interrupts lines containing a pattern.
@@ -206,7 +208,20 @@ impl Report {
                 pattern: p.clone(),
                 total: w.sys_end.irq_delta(&w.sys_start, p),
             }),
+            tcp_connections: Vec::new(),
         }
+    }
+
+    /// ntttcp-for-linux's "tcpi rtt": the average over threads of each thread's average
+    /// connection RTT, microseconds (None without TCP_INFO rows).
+    pub fn average_rtt_us(&self) -> Option<u64> {
+        let mut per_thread: std::collections::BTreeMap<usize, (u64, u64)> = Default::default();
+        for c in &self.tcp_connections {
+            let e = per_thread.entry(c.thread).or_default();
+            *e = (e.0 + u64::from(c.rtt_us), e.1 + 1);
+        }
+        let n = per_thread.len() as u64;
+        (n > 0).then(|| per_thread.values().map(|(sum, k)| sum / k).sum::<u64>() / n)
     }
 
     /// Total bytes over all threads.
@@ -288,6 +303,7 @@ pub(crate) mod fixture {
             tcp_retrans: None,
             nic: None,
             dev_interrupts: None,
+            tcp_connections: Vec::new(),
         }
     }
 }

@@ -69,6 +69,9 @@ pub struct SideReport<'a> {
     pub nic: Option<&'a crate::sys::net::NicPackets>,
     /// `--show-dev-interrupts`: the pattern and its interrupts, else null.
     pub device_interrupts: Option<&'a crate::report::DevInterrupts>,
+    /// Sender: TCP_INFO of every data connection at the end of the test (empty on a
+    /// receiver).
+    pub tcp_connections: &'a [crate::sys::socket::ConnInfo],
 }
 
 /// Totals over all threads.
@@ -221,6 +224,7 @@ impl<'a> SideReport<'a> {
             tcp_retransmits: r.tcp_retrans,
             nic: r.nic.as_ref(),
             device_interrupts: r.dev_interrupts.as_ref(),
+            tcp_connections: &r.tcp_connections,
         }
     }
 }

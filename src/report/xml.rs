@@ -203,6 +203,9 @@ pub fn linux(r: &Report) -> String {
     );
     d.metric(1, "cpu_busy_all", "%", format!("{:.2}", l.cpu_busy_all));
     d.el(1, "io", 0);
+    if let (true, Some(rtt)) = (p.verbose, r.average_rtt_us()) {
+        d.metric(1, "tcp_average_rtt", "us", rtt);
+    }
     d.el(1, "os", escape(&r.os));
     d.close(0, root(r));
     d.0

@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod daemon;
 pub mod host;
 pub mod net;
+pub mod socket;
 
 use serde::Serialize;
 

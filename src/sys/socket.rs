@@ -1,0 +1,71 @@
+//! Socket state the kernel keeps per connection: TCP_INFO at the end of a test.
+
+use std::os::fd::AsRawFd;
+
+use serde::Serialize;
+
+/// One connection's TCP state, read at the end of the test (counters cover the
+/// connection's whole life, warm-up included).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConnInfo {
+    /// Sender thread that owned the connection.
+    pub thread: usize,
+    /// Local port.
+    pub local_port: u16,
+    /// Smoothed round-trip time, microseconds.
+    pub rtt_us: u32,
+    /// Round-trip time variation, microseconds.
+    pub rttvar_us: u32,
+    /// Congestion window, segments.
+    pub cwnd: u32,
+    /// Segments retransmitted over the connection's life.
+    pub retransmits: u32,
+    /// Sender maximum segment size, bytes.
+    pub mss: u32,
+}
+
+/// TCP_INFO of a connected TCP socket; None if the kernel refuses.
+#[allow(unsafe_code)]
+pub fn tcp_info(sock: &impl AsRawFd, thread: usize, local_port: u16) -> Option<ConnInfo> {
+    // SAFETY: `info` is a plain C struct, zero-initialized and large enough for the
+    // length we pass; getsockopt writes at most `len` bytes into it and updates `len`.
+    let (rc, info) = unsafe {
+        let mut info: libc::tcp_info = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        let rc = libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        );
+        (rc, info)
+    };
+    (rc == 0).then_some(ConnInfo {
+        thread,
+        local_port,
+        rtt_us: info.tcpi_rtt,
+        rttvar_us: info.tcpi_rttvar,
+        cwnd: info.tcpi_snd_cwnd,
+        retransmits: info.tcpi_total_retrans,
+        mss: info.tcpi_snd_mss,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_tcp_info_of_a_loopback_connection() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (_s, _) = l.accept().unwrap();
+        let port = c.local_addr().unwrap().port();
+        let info = tcp_info(&c, 3, port).expect("TCP_INFO");
+        assert_eq!((info.thread, info.local_port), (3, port));
+        assert!(info.cwnd > 0 && info.mss > 0, "{info:?}");
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        assert!(tcp_info(&udp, 0, 0).is_none(), "not a TCP socket");
+    }
+}
