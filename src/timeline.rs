@@ -293,17 +293,21 @@ async fn measure<M: Monitor>(
         if let Some(ev) = wait_until(Some(target), mon, Phase::Measure).await {
             return Some(ev);
         }
-        if Some(target) == end_at {
-            return None;
-        }
         let now = sample(workers);
         let t = m0.elapsed().as_secs_f64();
-        progress(Progress::Interval(IntervalSample {
-            start_s: last_t,
-            end_s: t,
-            thread_bytes: now.iter().zip(&last).map(|(n, l)| n.0 - l.0).collect(),
-            planned_s: plan.measure.map(|d| d.as_secs_f64()),
-        }));
+        let done = Some(target) == end_at;
+        // The last, possibly shorter, interval ends with the measurement.
+        if !done || t - last_t > 0.001 {
+            progress(Progress::Interval(IntervalSample {
+                start_s: last_t,
+                end_s: t,
+                thread_bytes: now.iter().zip(&last).map(|(n, l)| n.0 - l.0).collect(),
+                planned_s: plan.measure.map(|d| d.as_secs_f64()),
+            }));
+        }
+        if done {
+            return None;
+        }
         (last, last_t) = (now, t);
         tick += every;
     }
@@ -486,11 +490,20 @@ mod progress_tests {
                 Progress::CycleDone => "cycle",
             })
             .collect();
+        // 350 ms in 100 ms intervals: three whole ones and the last 50 ms.
         assert_eq!(
             names,
             [
-                "warmup", "interval", "interval", "interval", "run", "cooldown", "cycle"
+                "warmup", "interval", "interval", "interval", "interval", "run", "cooldown",
+                "cycle"
             ]
+        );
+        let Progress::Interval(last) = &seen[4] else {
+            unreachable!()
+        };
+        assert!(
+            (0.02..0.09).contains(&(last.end_s - last.start_s)),
+            "{last:?}"
         );
         let Progress::Interval(first) = &seen[1] else {
             unreachable!()

@@ -499,3 +499,33 @@ fn verbose_sender_shows_tcp_info_per_connection() {
         2
     );
 }
+
+#[test]
+fn plot_draws_every_thread_and_the_total() {
+    let d = Scratch::new("plot");
+    let svg = d.file("run.svg");
+    let o = run(
+        &format!(
+            "--loopback -m 2,*,127.0.0.1 -p 26871 -t 2 --interval 0.5 --plot {}",
+            svg.display()
+        ),
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let text = std::fs::read_to_string(&svg).expect("the chart was written");
+    let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let lines: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .collect();
+    assert_eq!(lines.len(), 3, "two receiver ports and the total");
+    for l in &lines {
+        let points = l.attribute("points").unwrap().split(' ').count();
+        assert_eq!(points, 5, "origin + four 0.5 s intervals");
+    }
+    assert!(
+        text.contains("receiver"),
+        "the loopback chart is the receiver's"
+    );
+}

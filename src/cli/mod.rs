@@ -218,6 +218,10 @@ pub struct Cli {
     #[arg(long = "interval", value_name = "SECS", value_parser = parse_interval)]
     pub interval: Option<Duration>,
 
+    /// Draw throughput per interval (total and per thread) into an SVG file.
+    #[arg(long = "plot", value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
+
     /// After printing, exit 3 if the throughput is below RATE (bits/s; 5G, 500M).
     #[arg(long = "min-throughput", value_name = "RATE")]
     pub min_throughput: Option<Rate>,
@@ -281,6 +285,8 @@ pub struct Presentation {
     pub log: Option<std::path::PathBuf>,
     /// Windows NTttcp XML file, appended (`-xml`).
     pub xml_windows: Option<std::path::PathBuf>,
+    /// SVG chart of the intervals (`--plot`).
+    pub plot: Option<std::path::PathBuf>,
     /// Exit 3 below this many bits per second.
     pub min_throughput: Option<f64>,
     /// How results are shown on stdout.
@@ -332,6 +338,7 @@ pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
         json: absolute(&cli.json, "-j")?,
         log: absolute(&cli.log, "-O")?,
         xml_windows: absolute(&cli.xml_windows, "-xml")?,
+        plot: absolute(&cli.plot, "--plot")?,
         min_throughput: cli.min_throughput.map(|r| r.0),
         format: cli.format.unwrap_or_default(),
         interval: cli.interval,

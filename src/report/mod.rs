@@ -5,6 +5,7 @@
 pub mod console;
 pub mod json;
 pub mod linux;
+pub mod plot;
 pub mod schema;
 pub mod settings;
 pub mod terminal;

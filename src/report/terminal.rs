@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::Note;
 use crate::Presentation;
 use crate::config::{Config, Role};
-use crate::report::{Format, Report, Side, console, json, linux, schema, xml};
-use crate::timeline::Progress;
+use crate::report::{Format, Report, Side, console, json, linux, plot, schema, xml};
+use crate::timeline::{IntervalSample, Progress};
 
 /// Writes `text` to stdout and flushes.
 pub fn out(text: &str) {
@@ -38,6 +38,8 @@ pub struct Terminal {
     status_shown: AtomicBool,
     /// Loopback with `--format json`: the first side's report, until the second arrives.
     pending: Mutex<Vec<Report>>,
+    /// `--plot`: each side's interval samples so far.
+    samples: Mutex<Vec<(Side, IntervalSample)>>,
     log: Option<Mutex<File>>,
 }
 
@@ -47,7 +49,8 @@ impl Terminal {
     /// (stderr is a terminal, no -Q), the Linux layout's real-time lines, jsonl.
     pub fn new(cfg: &mut Config, look: Presentation) -> std::io::Result<Self> {
         let live = !look.quiet && look.format.is_human() && std::io::stderr().is_terminal();
-        let samples = live || matches!(look.format, Format::Jsonl | Format::Linux);
+        let samples =
+            live || look.plot.is_some() || matches!(look.format, Format::Jsonl | Format::Linux);
         cfg.interval = look
             .interval
             .or(samples.then_some(std::time::Duration::from_secs(1)));
@@ -65,6 +68,7 @@ impl Terminal {
             live,
             status_shown: AtomicBool::new(false),
             pending: Mutex::new(Vec::new()),
+            samples: Mutex::new(Vec::new()),
             log,
         })
     }
@@ -134,6 +138,10 @@ impl Terminal {
         };
         // One status line is enough in loopback mode: the receiver's.
         let shows_status = self.live && !(self.role == Role::Loopback && side == Side::Sender);
+        if let (Some(_), Progress::Interval(iv)) = (&self.look.plot, p) {
+            let mut s = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+            s.push((side, iv.clone()));
+        }
         match (self.look.format, p) {
             (Format::Linux, Progress::WarmupDone) => {
                 self.out(&linux::info("Test warmup completed."))
@@ -217,6 +225,26 @@ impl Terminal {
 
     fn files(&self, r: &Report) {
         let look = &self.look;
+        if let Some(path) = &look.plot {
+            let mine: Vec<IntervalSample> = {
+                let mut all = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+                let (mine, rest) = all.drain(..).partition(|(s, _)| *s == r.side);
+                *all = rest;
+                mine.into_iter().map(|(_, iv)| iv).collect()
+            };
+            let side = if r.side == Side::Sender {
+                "sender"
+            } else {
+                "receiver"
+            };
+            let title = format!("ntttcp {side} on {}: throughput per interval", r.host);
+            if let Err(e) = write_file(path, &plot::svg(&title, &mine), false) {
+                self.err(&format!(
+                    "ntttcp: error: cannot write {}: {e}",
+                    path.display()
+                ));
+            }
+        }
         // (file, append, contents): NTttcp appends its XML, the Linux files are replaced.
         let writes = [
             (&look.xml, false, Render::LinuxXml),
