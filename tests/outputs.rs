@@ -227,6 +227,17 @@ fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
 }
 
 #[test]
+fn golden_document_matches_the_schema() {
+    let doc: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/seed-report.json")).unwrap();
+    assert_valid(&validator(), &doc);
+    // The schema is strict: an unknown field is an error.
+    let mut extra = doc.clone();
+    extra["reports"][0]["surprise"] = serde_json::json!(1);
+    assert!(!validator().is_valid(&extra));
+}
+
+#[test]
 fn json_format_from_a_real_run_matches_the_schema() {
     let o = run(
         "--loopback -m 2,*,127.0.0.1 -p 26801 -W 1 -t 2 --format json",
@@ -528,4 +539,37 @@ fn plot_draws_every_thread_and_the_total() {
         text.contains("receiver"),
         "the loopback chart is the receiver's"
     );
+}
+
+#[test]
+fn live_status_line_on_a_terminal_and_quiet_without_it() {
+    // script(1) gives ntttcp a pseudo-terminal, as an interactive user has.
+    let ntttcp = crate::util::bin();
+    let tty = |args: &str| {
+        let out = std::process::Command::new("timeout")
+            .args([
+                "30",
+                "script",
+                "-qec",
+                &format!("{ntttcp} {args}"),
+                "/dev/null",
+            ])
+            .output()
+            .expect("run script(1)");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let live = tty("--loopback -m 1,*,127.0.0.1 -p 26881 -t 3");
+    assert!(
+        live.contains("\r\x1b[2Kntttcp: receiver 1 / 3 s "),
+        "{live:?}"
+    );
+    assert!(live.contains(" Gbit/s"), "{live:?}");
+    assert_eq!(
+        parse_tables(&live.replace('\r', "")).len(),
+        2,
+        "tables after the status line"
+    );
+    let quiet = tty("--loopback -m 1,*,127.0.0.1 -p 26891 -t 2 -Q");
+    assert!(!quiet.contains("\x1b[2K"), "-Q: no live line: {quiet:?}");
 }

@@ -282,6 +282,30 @@ mod tests {
     use crate::report::fixture::seed_report;
 
     #[test]
+    fn seed_document_matches_the_golden_copy() {
+        let mut r = seed_report();
+        r.tcp_connections = vec![crate::sys::socket::ConnInfo {
+            thread: 0,
+            local_port: 49699,
+            rtt_us: 409,
+            rttvar_us: 100,
+            cwnd: 10,
+            retransmits: 2,
+            mss: 65483,
+        }];
+        let reports = [r];
+        let got = serde_json::to_string_pretty(&Document::new(&reports)).unwrap() + "\n";
+        if std::env::var_os("NTTTCP_BLESS").is_some() {
+            std::fs::write("tests/fixtures/seed-report.json", &got).unwrap();
+        }
+        let want = include_str!("../../tests/fixtures/seed-report.json");
+        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+            assert_eq!(g, w, "line {}", i + 1);
+        }
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn numbers_are_numbers_and_match_the_tables() {
         let r = seed_report();
         let reports = [r];
