@@ -290,13 +290,11 @@ async fn measure<M: Monitor>(
     let mut tick = m0 + every;
     loop {
         let target = end_at.map_or(tick, |e| e.min(tick));
-        if let Some(ev) = wait_until(Some(target), mon, Phase::Measure).await {
-            return Some(ev);
-        }
+        let ev = wait_until(Some(target), mon, Phase::Measure).await;
         let now = sample(workers);
         let t = m0.elapsed().as_secs_f64();
-        let done = Some(target) == end_at;
-        // The last, possibly shorter, interval ends with the measurement.
+        let done = ev.is_some() || Some(target) == end_at;
+        // The last, possibly shorter, interval ends with the measurement, however it ends.
         if !done || t - last_t > 0.001 {
             progress(Progress::Interval(IntervalSample {
                 start_s: last_t,
@@ -306,7 +304,7 @@ async fn measure<M: Monitor>(
             }));
         }
         if done {
-            return None;
+            return ev;
         }
         (last, last_t) = (now, t);
         tick += every;

@@ -532,8 +532,10 @@ fn plot_draws_every_thread_and_the_total() {
         .collect();
     assert_eq!(lines.len(), 3, "two receiver ports and the total");
     for l in &lines {
+        // The origin and four 0.5 s intervals; on a loaded machine the receiver may end
+        // a little early (its sender closed within the last half second): three and a bit.
         let points = l.attribute("points").unwrap().split(' ').count();
-        assert_eq!(points, 5, "origin + four 0.5 s intervals");
+        assert!((4..=5).contains(&points), "{points} points");
     }
     assert!(
         text.contains("receiver"),
