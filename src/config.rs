@@ -130,6 +130,12 @@ pub struct Config {
     pub daemon: bool,
     /// Where a daemon writes its PID (`--pid-file`), absolute.
     pub pid_file: Option<std::path::PathBuf>,
+    /// Socket options of the data connections.
+    pub sockopts: SockOpts,
+    /// `-B`: one rate limit for all sender workers, bits per second.
+    pub rate_limit: Option<f64>,
+    /// Windows `-thr`: a rate limit per sender thread, bytes per second.
+    pub thread_rate: Option<f64>,
     /// `--show-tcp-retrans`: report TcpExt retransmit rates.
     pub show_tcp_retrans: bool,
     /// `--show-nic-packets IF`: report that interface's packet counts.
@@ -158,6 +164,17 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most clients that may wait for the last one in multi-client mode (ntttcp-for-linux's
 /// limit; one more is rejected with 'E').
 pub const MAX_WAITING_CLIENTS: usize = 7;
+
+/// Socket options for data connections (both roles).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SockOpts {
+    /// TCP_NODELAY (`--no-delay`, Windows `-ndl`).
+    pub no_delay: bool,
+    /// SO_SNDBUF to ask for (Windows `-sb`); None keeps the kernel's autotuning.
+    pub send_buffer: Option<usize>,
+    /// SO_RCVBUF to ask for (Windows `-rb`); None keeps the kernel's autotuning.
+    pub recv_buffer: Option<usize>,
+}
 
 /// One sender worker thread: which port it targets and where it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,6 +290,9 @@ mod tests {
             last_client: false,
             daemon: false,
             pid_file: None,
+            sockopts: SockOpts::default(),
+            rate_limit: None,
+            thread_rate: None,
             show_tcp_retrans: false,
             show_nic: None,
             show_interrupts: None,

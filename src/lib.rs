@@ -9,13 +9,14 @@
 //! * `control` — the sync channel (`message`: bytes ↔ meaning, by phase).
 //! * `stream` — pinned worker threads and the send/recv loops.
 //! * `timeline` — warm-up / measure / cool-down and the events that cut them short.
-//! * `stop` — one-way flags and signal handling.
+//! * `stop` — one-way flags and signal handling; `pace` — rate limits.
 //! * `stats` — NTttcp's formulas; `report` — the result model and its renderers.
 //! * `sys` — /proc counters, CPU pinning, address checks.
 
 pub mod cli;
 pub mod config;
 pub mod control;
+pub mod pace;
 pub mod receiver;
 pub mod report;
 pub mod sender;
@@ -202,6 +203,25 @@ async fn join_workers(
 /// The first failure any worker recorded.
 fn worker_failure(workers: &[Arc<Worker>]) -> Option<String> {
     workers.iter().find_map(|w| w.failure())
+}
+
+/// The socket options a worker read back, with a note when the kernel changed a size that
+/// was asked for (Linux doubles SO_SNDBUF/SO_RCVBUF and clamps them to its maximum).
+fn applied(workers: &[Arc<Worker>], cfg: &Config, notes: Notes<'_>) -> Option<stream::Applied> {
+    let got = workers
+        .iter()
+        .find_map(|w| *w.applied.lock().unwrap_or_else(|p| p.into_inner()))?;
+    for (name, asked, set) in [
+        ("SO_SNDBUF", cfg.sockopts.send_buffer, got.send_buffer),
+        ("SO_RCVBUF", cfg.sockopts.recv_buffer, got.recv_buffer),
+    ] {
+        if let Some(asked) = asked.filter(|a| *a != set) {
+            notes(Note::Warn(format!(
+                "{name}: asked for {asked} bytes, the kernel set {set}"
+            )));
+        }
+    }
+    Some(got)
 }
 
 #[cfg(test)]

@@ -18,12 +18,13 @@ use tokio::sync::mpsc;
 use crate::config::Config;
 use crate::control::message::{Reply, ReplyPhase, Request, State};
 use crate::control::{Connection, Incoming, Writer, windows};
+use crate::pace::{Pacer, Pacers};
 use crate::report::{Report, Side};
 use crate::stop::Flag;
 use crate::stream::{self, SendPlan, Worker};
 use crate::sys::affinity;
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
-use crate::{Interrupted, Note, Notes, StopOnDrop, join_workers, worker_failure};
+use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers, worker_failure};
 
 /// Runs the sender side of one test.
 pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Report> {
@@ -72,6 +73,8 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     let threads = cfg.sender_threads();
     let connect_deadline = Instant::now() + cfg.timeout;
     let workers: Vec<Arc<Worker>> = threads.iter().map(|_| Arc::default()).collect();
+    // -B is one budget for every worker; -thr one per worker.
+    let shared = cfg.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
     let mut handles = Vec::with_capacity(threads.len());
     for (t, w) in threads.iter().zip(&workers) {
         let plan = SendPlan {
@@ -81,6 +84,14 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
             size: cfg.send_size,
             io: cfg.io_mode,
             connect_deadline,
+            opts: cfg.sockopts,
+            pacers: Pacers(
+                shared
+                    .iter()
+                    .cloned()
+                    .chain(cfg.thread_rate.map(|b| Arc::new(Pacer::bytes(b))))
+                    .collect(),
+            ),
         };
         let (w, start, stop, index) = (w.clone(), start.clone(), stop.clone(), t.index);
         handles.push(
@@ -154,6 +165,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         cfg.linux_sync().then_some(negotiated),
         &window,
     );
+    report.socket.applied = applied(&workers, cfg, notes);
     report.tcp_connections = workers
         .iter()
         .flat_map(|w| std::mem::take(&mut *w.conn_info.lock().unwrap_or_else(|p| p.into_inner())))

@@ -17,10 +17,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::config::IoMode;
+use crate::config::{IoMode, SockOpts};
+use crate::pace::Pacers;
 use crate::stop::Flag;
 use crate::sys::affinity;
 use crate::sys::socket::{ConnInfo, tcp_info};
@@ -65,6 +66,8 @@ pub struct Worker {
     pub finished: AtomicBool,
     /// Sender: TCP_INFO of each connection, read when the test stopped.
     pub conn_info: Mutex<Vec<ConnInfo>>,
+    /// The socket options the kernel applied, read back from a data socket.
+    pub applied: Mutex<Option<Applied>>,
     failure: Mutex<Option<String>>,
 }
 
@@ -81,6 +84,52 @@ impl Worker {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+}
+
+/// Socket options as the kernel set them (Linux doubles SO_SNDBUF/SO_RCVBUF requests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Applied {
+    /// TCP_NODELAY as read back.
+    pub no_delay: bool,
+    /// SO_SNDBUF as read back, bytes.
+    pub send_buffer: usize,
+    /// SO_RCVBUF as read back, bytes.
+    pub recv_buffer: usize,
+}
+
+impl Applied {
+    /// Reads the options of `sock`.
+    pub fn read(sock: &Socket) -> Self {
+        Self {
+            no_delay: sock.tcp_nodelay().unwrap_or(false),
+            send_buffer: sock.send_buffer_size().unwrap_or(0),
+            recv_buffer: sock.recv_buffer_size().unwrap_or(0),
+        }
+    }
+}
+
+/// Sets the buffer sizes of `opts` on `sock` (before connect or listen, so window
+/// scaling is negotiated for them).
+fn set_buffers(sock: &Socket, opts: &SockOpts) -> io::Result<()> {
+    if let Some(b) = opts.send_buffer {
+        sock.set_send_buffer_size(b)?;
+    }
+    if let Some(b) = opts.recv_buffer {
+        sock.set_recv_buffer_size(b)?;
+    }
+    Ok(())
+}
+
+/// Sleeps `wait` in slices, returning early once `stop` is set.
+fn nap(wait: Duration, stop: &Flag) {
+    let until = Instant::now() + wait;
+    while !stop.is_set() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
     }
 }
 
@@ -111,6 +160,10 @@ pub struct SendPlan {
     pub io: IoMode,
     /// When connecting must be done.
     pub connect_deadline: Instant,
+    /// Socket options to set on every connection.
+    pub opts: SockOpts,
+    /// Rate limits this worker obeys.
+    pub pacers: Pacers,
 }
 
 /// Send timeout of blocking writes: how late a blocked writer may notice "stop".
@@ -122,8 +175,11 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
     affinity::pin_current(plan.cpu);
     let mut socks = Vec::with_capacity(plan.conns);
     for _ in 0..plan.conns {
-        match connect(plan.target, plan.connect_deadline, &stop) {
+        match connect(plan.target, plan.connect_deadline, &stop, &plan.opts) {
             Ok(s) => {
+                let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
+                applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));
+                drop(applied);
                 socks.push(s);
                 me.connections.fetch_add(1, Ordering::Release);
                 me.open.fetch_add(1, Ordering::Release);
@@ -158,13 +214,13 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
             .extend(info);
     };
     let result = if blocking {
-        let r = send_blocking(&mut socks, &buf, &me.counters, &stop);
+        let r = send_blocking(&mut socks, &buf, &me.counters, &stop, &plan.pacers);
         record(&socks);
         r
     } else {
         // The tasks own the sockets; clones of the descriptors read TCP_INFO at the end.
         let probes: Vec<TcpStream> = socks.iter().filter_map(|s| s.try_clone().ok()).collect();
-        let r = send_async(socks, buf, &me, &stop);
+        let r = send_async(socks, buf, &me, &stop, &plan.pacers);
         record(&probes);
         r
     };
@@ -176,7 +232,12 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
 }
 
 /// Connects, retrying "refused" (the receiver may still be starting) until the deadline.
-fn connect(target: SocketAddr, deadline: Instant, stop: &Flag) -> io::Result<TcpStream> {
+fn connect(
+    target: SocketAddr,
+    deadline: Instant,
+    stop: &Flag,
+    opts: &SockOpts,
+) -> io::Result<TcpStream> {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -190,8 +251,10 @@ fn connect(target: SocketAddr, deadline: Instant, stop: &Flag) -> io::Result<Tcp
             Type::STREAM,
             Some(Protocol::TCP),
         )?;
+        set_buffers(&sock, opts)?;
         match sock.connect_timeout(&SockAddr::from(target), left) {
             Ok(()) => {
+                sock.set_tcp_nodelay(opts.no_delay)?;
                 let s: TcpStream = sock.into();
                 s.set_write_timeout(Some(WRITE_POLL))?;
                 return Ok(s);
@@ -213,11 +276,19 @@ fn send_blocking(
     buf: &[u8],
     counters: &Counters,
     stop: &Flag,
+    pacers: &Pacers,
 ) -> io::Result<()> {
+    let buf = &buf[..pacers.chunk(buf.len())];
     while !stop.is_set() {
         for s in socks.iter_mut() {
             match s.write(buf) {
-                Ok(n) => counters.add(n),
+                Ok(n) => {
+                    counters.add(n);
+                    let wait = pacers.after(n);
+                    if !wait.is_zero() {
+                        nap(wait, stop);
+                    }
+                }
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -243,19 +314,25 @@ fn send_async(
     buf: Vec<u8>,
     me: &Arc<Worker>,
     stop: &Flag,
+    pacers: &Pacers,
 ) -> io::Result<()> {
     let rt = runtime()?;
-    let buf: Arc<[u8]> = buf.into();
+    let chunk = pacers.chunk(buf.len());
+    let buf: Arc<[u8]> = buf[..chunk].into();
     rt.block_on(async {
         let mut tasks = tokio::task::JoinSet::new();
         for s in socks {
             s.set_nonblocking(true)?;
             let mut s = tokio::net::TcpStream::from_std(s)?;
-            let (buf, me) = (buf.clone(), me.clone());
+            let (buf, me, pacers) = (buf.clone(), me.clone(), pacers.clone());
             tasks.spawn(async move {
                 loop {
                     let n = s.write(&buf).await?;
                     me.counters.add(n);
+                    let wait = pacers.after(n);
+                    if !wait.is_zero() {
+                        tokio::time::sleep(wait).await;
+                    }
                 }
                 #[allow(unreachable_code)]
                 Ok::<(), io::Error>(())
@@ -273,10 +350,13 @@ fn send_async(
     // Dropping the runtime cancels the remaining tasks and closes their sockets.
 }
 
-/// Creates a listening data socket (SO_REUSEADDR, deep backlog).
-pub fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+/// Creates a listening socket (SO_REUSEADDR, deep backlog, `opts`' buffer sizes).
+pub fn listen(addr: SocketAddr, opts: &SockOpts) -> io::Result<TcpListener> {
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     sock.set_reuse_address(true)?;
+    // Accepted connections inherit the buffer sizes (and TCP_NODELAY) of the listener.
+    set_buffers(&sock, opts)?;
+    sock.set_tcp_nodelay(opts.no_delay)?;
     if addr.is_ipv6() {
         sock.set_only_v6(false).ok();
     }
@@ -296,6 +376,7 @@ pub fn recv_worker(
     listener: TcpListener,
     cpu: usize,
     size: usize,
+    no_delay: bool,
     me: Arc<Worker>,
     flows: Flows,
     stop: Flag,
@@ -313,6 +394,9 @@ pub fn recv_worker(
             loop {
                 match listener.accept().await {
                     Ok((s, _peer)) => {
+                        if no_delay {
+                            let _ = s.set_nodelay(true);
+                        }
                         me.open.fetch_add(1, Ordering::Release);
                         me.connections.fetch_add(1, Ordering::Release);
                         tokio::spawn(drain(s, size, me.clone(), flows.clone()));

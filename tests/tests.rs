@@ -10,3 +10,4 @@ mod control;
 mod loopback;
 mod netns;
 mod outputs;
+mod sockets;

@@ -17,7 +17,7 @@ use crate::config::{
     self, Config, Dialect, IoMode, PortPlan, Role, Timeline, UsageError, loopback_host,
 };
 use crate::report::Format;
-use values::{ByteSize, CpuSpec, Mapping, Rate, strip_brackets};
+use values::{ByteSize, CpuSpec, Mapping, Rate, SockBuf, strip_brackets};
 
 const AFTER_HELP: &str = "\
 Dialects: a line is read as Windows NTttcp when it contains a Windows-only spelling
@@ -196,6 +196,34 @@ pub struct Cli {
     #[arg(long = "xml-windows", value_name = "FILE", num_args = 0..=1,
           default_missing_value = "xml.txt")]
     pub xml_windows: Option<std::path::PathBuf>,
+
+    /// TCP_NODELAY on the data connections (Windows -ndl).
+    #[arg(long = "no-delay")]
+    pub no_delay: bool,
+
+    /// SO_SNDBUF of the data sockets, K/M/G = 1024 (Windows -sb; -1 = kernel default).
+    #[arg(
+        long = "send-buffer",
+        value_name = "SIZE",
+        allow_negative_numbers = true
+    )]
+    pub send_buffer: Option<SockBuf>,
+
+    /// SO_RCVBUF of the data sockets, K/M/G = 1024 (Windows -rb; -1 = kernel default).
+    #[arg(
+        long = "recv-buffer",
+        value_name = "SIZE",
+        allow_negative_numbers = true
+    )]
+    pub recv_buffer: Option<SockBuf>,
+
+    /// Sender: limit the total rate to RATE bits/s (K/M/G = 1000), all threads together.
+    #[arg(short = 'B', long = "bandwidth", value_name = "RATE")]
+    pub bandwidth: Option<Rate>,
+
+    /// Sender: limit each thread to this many KB/s (KB = 1024 bytes; Windows -thr).
+    #[arg(long = "thread-throttle", value_name = "KBPS", hide = true)]
+    pub thread_throttle: Option<f64>,
 
     /// Report the TCP retransmit counters of /proc/net/netstat (per second).
     #[arg(long = "show-tcp-retrans")]
@@ -523,6 +551,9 @@ fn to_config(
     if !sync && (cli.multi_client || cli.last_client) {
         return err("multi-client tests (-M, -L) need the sync handshake: drop -N".into());
     }
+    if role == Role::Receiver && (cli.bandwidth.is_some() || cli.thread_throttle.is_some()) {
+        return err("rate limits (-B, -thr) apply to the sender: drop them on the receiver".into());
+    }
     let timeout = match (cli.timeout, cli.timeout_ms) {
         (Some(s), _) => Duration::from_secs(s.into()),
         (None, Some(0)) => Duration::from_secs(3600),
@@ -577,6 +608,13 @@ fn to_config(
         last_client: cli.last_client,
         daemon: cli.daemon,
         pid_file,
+        sockopts: config::SockOpts {
+            no_delay: cli.no_delay,
+            send_buffer: cli.send_buffer.and_then(|b| b.0),
+            recv_buffer: cli.recv_buffer.and_then(|b| b.0),
+        },
+        rate_limit: cli.bandwidth.map(|r| r.0).filter(|r| *r > 0.0),
+        thread_rate: cli.thread_throttle.filter(|k| *k > 0.0).map(|k| k * 1024.0),
         show_tcp_retrans: cli.show_tcp_retrans,
         show_nic: cli.show_nic_packets,
         show_interrupts: cli.show_dev_interrupts,

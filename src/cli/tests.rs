@@ -168,6 +168,19 @@ fn windows_flag_table() {
     );
     assert!(c.verbose);
     assert_eq!(c.ports[1].cpu, CpuSpec::Cpu(0));
+    // Socket options and the per-thread throttle.
+    let c = ok("-s -m 1,*,10.0.0.5 -ns -sb 1M -rb -1 -ndl -thr 100 -t 5");
+    assert_eq!(
+        c.sockopts,
+        crate::config::SockOpts {
+            no_delay: true,
+            send_buffer: Some(1 << 20),
+            recv_buffer: None
+        }
+    );
+    assert_eq!(c.thread_rate, Some(102_400.0));
+    let c = ok("-s 10.0.0.5 -B 2.5G --no-delay");
+    assert_eq!((c.rate_limit, c.sockopts.no_delay), (Some(2.5e9), true));
     // Several mappings after one -m.
     let c = ok("-s -m 2,*,10.0.0.5 2,1,10.0.0.6 -ns -t 5");
     assert_eq!(c.ports.len(), 4);
@@ -207,7 +220,8 @@ fn usage_errors_name_the_flag_and_value() {
         ("--loopback -m 2,*,10.0.0.5", &["10.0.0.5", "loopback"]),
         ("--loopback -r", &["--loopback"]),
         ("-s 10.0.0.5 -u", &["'-u'", "not supported"]),
-        ("-s -m 1,*,h -ns -sb 1M", &["'-sb'", "not supported"]),
+        ("-s -m 1,*,h -ns -u", &["'-u'", "not supported"]),
+        ("-r -B 1G", &["-B", "sender"]),
         ("-s -m 1,*,h -ns -l abc", &["'-l'", "'abc' is not a size"]),
     ];
     for (line, needles) in rows {

@@ -77,6 +77,23 @@ impl FromStr for Rate {
     }
 }
 
+/// A socket-buffer size (`-sb`, `-rb`): `-1` is NTttcp's "leave it to the kernel"
+/// (None), otherwise a size with K/M/G = 1024; 0 is allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SockBuf(pub Option<usize>);
+
+impl FromStr for SockBuf {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "-1" => Ok(Self(None)),
+            "0" => Ok(Self(Some(0))),
+            t => t.parse::<ByteSize>().map(|b| Self(Some(b.0 as usize))),
+        }
+    }
+}
+
 /// Where a mapping's threads run: one CPU (`0`), or spread over the allowed CPUs (`*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum CpuSpec {
@@ -212,6 +229,14 @@ mod tests {
         for bad in ["", "fast", "-1G", "5X"] {
             assert!(bad.parse::<Rate>().is_err(), "{bad} should fail");
         }
+    }
+
+    #[test]
+    fn socket_buffer_sizes() {
+        assert_eq!("-1".parse(), Ok(SockBuf(None)));
+        assert_eq!("0".parse(), Ok(SockBuf(Some(0))));
+        assert_eq!("1M".parse(), Ok(SockBuf(Some(1 << 20))));
+        assert!("-2".parse::<SockBuf>().is_err());
     }
 
     #[test]

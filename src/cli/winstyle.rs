@@ -86,9 +86,9 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
     flag("sp", "sync-ports", Arity::None),
     flag("to", "timeout-ms", Arity::One),
     unsupported("a", Arity::Optional, "overlapped I/O"),
-    unsupported("rb", Arity::One, "SO_RCVBUF"),
-    unsupported("sb", Arity::One, "SO_SNDBUF"),
-    unsupported("ndl", Arity::None, "TCP_NODELAY"),
+    flag("rb", "recv-buffer", Arity::One),
+    flag("sb", "send-buffer", Arity::One),
+    flag("ndl", "no-delay", Arity::None),
     unsupported("u", Arity::None, "UDP"),
     unsupported("uc", Arity::None, "unconnected UDP"),
     unsupported("w", Arity::None, "WSASend/WSARecv"),
@@ -101,7 +101,7 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
     unsupported("na", Arity::One, "NUMA affinity"),
     flag("xml", "xml-windows", Arity::Optional),
     unsupported("nsb", Arity::None, "unbuffered stdio"),
-    unsupported("thr", Arity::One, "per-thread throttle"),
+    flag("thr", "thread-throttle", Arity::One),
     unsupported("brn", Arity::One, "CPU burn"),
     unsupported("icp", Arity::One, "I/O completion ports"),
     unsupported("cfi", Arity::None, "CPU from idle cycles"),
@@ -121,9 +121,7 @@ const LINUX_UNSUPPORTED: &[(&str, &str)] = &[
     ("-a", "source address"),
     ("-u", "UDP"),
     ("-f", "pinned source ports"),
-    ("-B", "bandwidth limit"),
     ("--fq-rate-limit", "fq rate limit"),
-    ("--no-delay", "TCP_NODELAY"),
 ];
 
 /// The result of normalizing one command line.
@@ -429,7 +427,7 @@ mod tests {
         let e = norm("-s -m 1,*,h -ns -N 5").unwrap_err();
         assert!(e.contains("'-N'") && e.contains("count mode"), "{e}");
         // -x is TransmitPackets, -D verify data, -a async I/O on Windows.
-        for f in ["-x", "-D", "-a", "-sb 1M"] {
+        for f in ["-x", "-D", "-a", "-u"] {
             let e = norm(&format!("-s -m 1,*,h -ns {f}")).unwrap_err();
             assert!(e.contains("not supported"), "{f}: {e}");
         }
@@ -451,7 +449,7 @@ mod tests {
     #[test]
     fn linux_unsupported_flags_say_so() {
         // The Linux letters of the collision table that this build does not implement.
-        for f in ["-u", "-a 10.0.0.1", "--no-delay", "--fq-rate-limit=1G"] {
+        for f in ["-u", "-a 10.0.0.1", "--fq-rate-limit=1G"] {
             let e = norm(&format!("-r {f}")).unwrap_err();
             assert!(e.contains("not supported"), "{f}: {e}");
         }

@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{Config, MAX_WAITING_CLIENTS, Role};
+use crate::config::{Config, MAX_WAITING_CLIENTS, Role, SockOpts};
 use crate::control::message::{Reply, Request, RequestPhase, State};
 use crate::control::{Connection, Incoming, Writer, windows};
 use crate::report::{Report, Side};
@@ -26,7 +26,7 @@ use crate::stop::Flag;
 use crate::stream::{self, Worker};
 use crate::sys::affinity;
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
-use crate::{Interrupted, Note, Notes, StopOnDrop, join_workers};
+use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers};
 use sessions::{Policy, SharedState, StartRequest};
 
 /// Runs the receiver: one test, or (with `-H`) tests until interrupted. Every report is
@@ -41,12 +41,12 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
     for j in 0..cfg.ports.len() {
         let addr = SocketAddr::new(ip(j)?, cfg.port(j));
         listeners.push(
-            stream::listen(addr)
+            stream::listen(addr, &cfg.sockopts)
                 .with_context(|| format!("cannot listen on data port {} ({addr})", addr.port()))?,
         );
     }
     let bind_tokio = |addr: SocketAddr, what: &str| {
-        stream::listen(addr)
+        stream::listen(addr, &SockOpts::default())
             .and_then(|l| {
                 l.set_nonblocking(true)?;
                 TcpListener::from_std(l)
@@ -92,10 +92,15 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
     for (j, (l, w)) in listeners.into_iter().zip(&workers).enumerate() {
         let cpu = affinity::cpu_for(cfg.ports[j].cpu, j, &allowed);
         let (w, flows, stop, size) = (w.clone(), flows.clone(), stop.clone(), cfg.recv_size);
+        let no_delay = cfg.sockopts.no_delay;
+        if j == 0 {
+            *w.applied.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(stream::Applied::read(&socket2::SockRef::from(&l)));
+        }
         handles.push(
             std::thread::Builder::new()
                 .name(format!("recv-{j}"))
-                .spawn(move || stream::recv_worker(l, cpu, size, w, flows, stop))
+                .spawn(move || stream::recv_worker(l, cpu, size, no_delay, w, flows, stop))
                 .context("create receiver worker thread")?,
         );
     }
@@ -308,14 +313,16 @@ async fn test(
     let ports: Vec<u16> = (0..workers.len()).map(|j| cfg.port(j)).collect();
     let connections =
         count(|w| w.connections.load(Ordering::Acquire)) - accepted_before + open_at_start;
-    Report::from_window(
+    let mut report = Report::from_window(
         Side::Receiver,
         cfg,
         &ports,
         connections,
         cfg.linux_sync().then_some(negotiated),
         &window,
-    )
+    );
+    report.socket.applied = applied(workers, cfg, notes);
+    report
 }
 
 /// Events on the receiver side: Ctrl+C, a sender's 'E' or its disappearance, every data

@@ -145,6 +145,19 @@ pub struct Report {
     pub dev_interrupts: Option<DevInterrupts>,
     /// Sender: TCP_INFO of every data connection at the end of the test.
     pub tcp_connections: Vec<crate::sys::socket::ConnInfo>,
+    /// Socket options asked for and as the kernel set them on a data socket.
+    pub socket: SocketReport,
+}
+
+/// Socket options: what was asked for and what the kernel applied (Linux doubles buffer
+/// sizes and clamps them to net.core.[rw]mem_max).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SocketReport {
+    /// `--no-delay` / `-ndl`, `-sb`, `-rb` as given.
+    pub requested: crate::config::SockOpts,
+    /// Read back from a data socket (the receiver's listener, whose settings its
+    /// connections inherit); null if no socket was read.
+    pub applied: Option<crate::stream::Applied>,
 }
 
 /// Interrupts on the /proc/interrupts lines containing a pattern.
@@ -210,6 +223,10 @@ impl Report {
                 total: w.sys_end.irq_delta(&w.sys_start, p),
             }),
             tcp_connections: Vec::new(),
+            socket: SocketReport {
+                requested: cfg.sockopts,
+                applied: None,
+            },
         }
     }
 
@@ -305,6 +322,7 @@ pub(crate) mod fixture {
             nic: None,
             dev_interrupts: None,
             tcp_connections: Vec::new(),
+            socket: SocketReport::default(),
         }
     }
 }

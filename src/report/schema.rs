@@ -72,6 +72,8 @@ pub struct SideReport<'a> {
     /// Sender: TCP_INFO of every data connection at the end of the test (empty on a
     /// receiver).
     pub tcp_connections: &'a [crate::sys::socket::ConnInfo],
+    /// Socket options asked for and as the kernel applied them.
+    pub socket: &'a crate::report::SocketReport,
 }
 
 /// Totals over all threads.
@@ -225,6 +227,7 @@ impl<'a> SideReport<'a> {
             nic: r.nic.as_ref(),
             device_interrupts: r.dev_interrupts.as_ref(),
             tcp_connections: &r.tcp_connections,
+            socket: &r.socket,
         }
     }
 }

@@ -246,6 +246,11 @@ pub(crate) fn retrans_rates(r: &Report) -> Vec<(&'static str, f64)> {
     ]
 }
 
+/// NTttcp's -sb/-rb value: the size asked for, -1 when left to the kernel.
+fn socket_buff(size: Option<usize>) -> String {
+    size.map_or("-1".into(), |s| s.to_string())
+}
+
 /// Total bytes / completed calls.
 pub(crate) fn avg_compl(r: &Report) -> f64 {
     let ops: u64 = r.threads.iter().map(|t| t.ops).sum();
@@ -283,8 +288,14 @@ pub fn windows(r: &Report, hide_per_thread: bool) -> String {
     d.open(0, root(r), &attrs);
     d.open(1, "parameters", "");
     let params: [(&str, String); 35] = [
-        ("send_socket_buff", "-1".into()),
-        ("recv_socket_buff", "-1".into()),
+        (
+            "send_socket_buff",
+            socket_buff(r.socket.requested.send_buffer),
+        ),
+        (
+            "recv_socket_buff",
+            socket_buff(r.socket.requested.recv_buffer),
+        ),
         // NTttcp reports its final port counter: base + thread count.
         ("port", (usize::from(p.port) + threads).to_string()),
         ("sync_port", "False".into()),

@@ -1,0 +1,103 @@
+//! Data-path options: socket buffers read back, TCP_NODELAY, and rate limits measured by
+//! the receiver. PORTS: 28500-28999 (Windows lines here use no-sync, so no token ports).
+
+use std::time::Duration;
+
+use crate::util::{parse_tables, run, spawn};
+
+const LIMIT: Duration = Duration::from_secs(40);
+
+fn json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[test]
+fn socket_buffers_are_read_back_and_nodelay_applied() {
+    let r = spawn(
+        "receiver",
+        "-r -m 1,*,127.0.0.1 -p 28501 -ns -t 1 -rb 512K -sb 128K -ndl --format json",
+    );
+    let s = run(
+        "-s -m 1,*,127.0.0.1 -p 28501 -ns -t 1 -sb 256K -rb 64K -ndl --format json",
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    let (sj, rj) = (json(&s.stdout), json(&ro.stdout));
+    let sock = |v: &serde_json::Value, k: &str| v["reports"][0]["socket"]["applied"][k].clone();
+    // Linux doubles the size asked for (both are below net.core.[rw]mem_max here).
+    assert_eq!(sock(&sj, "send_buffer"), 2 * 256 * 1024);
+    assert_eq!(sock(&sj, "recv_buffer"), 2 * 64 * 1024);
+    assert_eq!(sock(&rj, "recv_buffer"), 2 * 512 * 1024);
+    assert_eq!(sock(&rj, "send_buffer"), 2 * 128 * 1024);
+    assert_eq!(sock(&sj, "no_delay"), true);
+    assert_eq!(sock(&rj, "no_delay"), true);
+    assert_eq!(
+        sj["reports"][0]["socket"]["requested"]["send_buffer"],
+        256 * 1024
+    );
+    assert!(
+        s.stderr
+            .contains("SO_SNDBUF: asked for 262144 bytes, the kernel set 524288"),
+        "{}",
+        s.stderr
+    );
+    // Without the options the kernel's defaults stay (autotuning, Nagle on).
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 28511 -t 1 --format json");
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -p 28511 -t 1 --format json", LIMIT);
+    assert_eq!(r.wait(LIMIT).code(), Some(0));
+    let sj = json(&s.stdout);
+    assert_eq!(sock(&sj, "no_delay"), false);
+    assert!(sj["reports"][0]["socket"]["requested"]["send_buffer"].is_null());
+}
+
+/// Receiver Gbit/s of a `-W 1 -t 3` run with the given sender options.
+fn limited(port: u16, streams: u32, sender_opts: &str) -> f64 {
+    let m = format!("-m {streams},*,127.0.0.1 -p {port} -W 1 -t 3");
+    let r = spawn("receiver", &format!("-r {m}"));
+    let s = run(&format!("-s {m} {sender_opts}"), LIMIT);
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    parse_tables(&ro.stdout)[0].mb_per_s * 8.0 * 1.048576 / 1000.0
+}
+
+#[test]
+fn bandwidth_limit_is_accurate_from_10_mbit_to_10_gbit() {
+    for (port, streams, rate, gbit) in [
+        (28601, 1, "10M", 0.01),
+        (28611, 2, "100M", 0.1),
+        (28621, 2, "1G", 1.0),
+        (28631, 4, "10G", 10.0),
+    ] {
+        let got = limited(port, streams, &format!("-B {rate}"));
+        let err = (got - gbit).abs() / gbit * 100.0;
+        eprintln!("RATE -B {rate}: receiver measured {got:.4} Gbit/s ({err:.2}% off)");
+        assert!(
+            err <= 2.0,
+            "-B {rate}: receiver measured {got} Gbit/s, {err:.2}% off"
+        );
+    }
+}
+
+#[test]
+fn windows_per_thread_throttle() {
+    // -thr 12800 KB/s per thread (KB = 1024 B), two threads: 209.7152 Mbit/s in total.
+    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p 28701 -ns -wu 1 -t 3");
+    let s = run(
+        "-s -m 2,*,127.0.0.1 -p 28701 -ns -wu 1 -t 3 -thr 12800",
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    let t = &parse_tables(&ro.stdout)[0];
+    let want = 2.0 * 12800.0 * 1024.0 * 8.0 / 1e6;
+    let got = t.mb_per_s * 8.0 * 1.048576;
+    assert!((got - want).abs() / want <= 0.02, "{got} Mbit/s vs {want}");
+    for row in &t.threads {
+        let kbs = row.2;
+        assert!(
+            (kbs - 12800.0).abs() / 12800.0 <= 0.03,
+            "per thread {kbs} KB/s"
+        );
+    }
+}
