@@ -22,7 +22,7 @@ use crate::pace::{Pacer, Pacers};
 use crate::report::{Report, Side};
 use crate::stop::Flag;
 use crate::stream::{self, SendPlan, Worker};
-use crate::sys::affinity;
+use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
 use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers, worker_failure};
 
@@ -40,6 +40,22 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         }
     }
 
+    // Before anything is opened: enough descriptors for every connection?
+    let hosts = {
+        let mut ips: Vec<_> = targets.iter().map(|t| t.ip()).collect();
+        ips.sort_unstable();
+        ips.dedup();
+        ips.len()
+    };
+    let (soft, hard) = limits::raise_nofile();
+    let need = limits::needed_by_sender(cfg.sender_connections(), hosts);
+    if soft > 0 && need > soft {
+        bail!(
+            "{} connections need about {need} file descriptors, but this process may open \
+             {soft} (hard limit {hard}); raise it (ulimit -n {need}) or use fewer connections",
+            cfg.sender_connections()
+        );
+    }
     // One sync session per receiver host, on the port below that host's first data port.
     let mut sessions = Vec::new();
     let mut negotiated = cfg.timeline.cycle();
@@ -76,6 +92,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     // -B is one budget for every worker; -thr one per worker.
     let shared = cfg.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
     let mut handles = Vec::with_capacity(threads.len());
+    let began = Instant::now();
     for (t, w) in threads.iter().zip(&workers) {
         let plan = SendPlan {
             target: targets[t.port_index],
@@ -101,7 +118,6 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
                 .context("create sender worker thread")?,
         );
     }
-    let began = Instant::now();
     let total = cfg.sender_connections();
     wait_connected(&workers, total, connect_deadline, interrupt).await?;
     notes(Note::Info(format!(

@@ -101,3 +101,44 @@ fn windows_per_thread_throttle() {
         );
     }
 }
+
+#[test]
+fn ten_thousand_connections_end_to_end() {
+    // -P 10 -n 100 -l 10: 1000 sender threads, 10,000 connections, on loopback.
+    let r = spawn("receiver", "-r 127.0.0.1 -P 10 -p 28801 -t 2 --format json");
+    let s = run(
+        "-s 127.0.0.1 -P 10 -n 100 -l 10 -p 28801 -t 2 -V --timeout 30",
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    assert!(
+        s.stderr.contains("10000 connections created in"),
+        "{}",
+        s.stderr
+    );
+    let doc = json(&ro.stdout);
+    assert_eq!(doc["reports"][0]["connections"], 10_000);
+    assert!(doc["reports"][0]["totals"]["bytes"].as_u64().unwrap() > 0);
+    let st = &parse_tables(&s.stdout)[0];
+    assert_eq!(st.threads.len(), 1000);
+}
+
+#[test]
+fn too_few_descriptors_is_a_clear_error() {
+    let ntttcp = crate::util::bin();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -Sn 400 && ulimit -Hn 400 && exec {ntttcp} -s 127.0.0.1 -P 10 -n 100 -p 28901 -t 1"
+        ))
+        .output()
+        .expect("run sh");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("1000 connections need about 1065 file descriptors")
+            && err.contains("ulimit -n 1065"),
+        "{err}"
+    );
+}

@@ -10,10 +10,24 @@ pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_ntttcp")
 }
 
-/// A running `ntttcp` process, killed (by PID) and reaped when dropped.
+/// A running `ntttcp` process, killed (by PID) and reaped when dropped. Its output is
+/// drained by two threads as it is written, so a chatty process never blocks on a full
+/// pipe while the test waits for it.
 pub(crate) struct Proc {
     child: Option<Child>,
     pub(crate) label: String,
+    stdout: Option<std::thread::JoinHandle<String>>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+fn drain<R: Read + Send + 'static>(r: Option<R>) -> Option<std::thread::JoinHandle<String>> {
+    r.map(|mut r| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = r.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    })
 }
 
 /// What a finished process left behind.
@@ -45,16 +59,19 @@ pub(crate) fn spawn_in(ns: &str, label: &str, args: &str) -> Proc {
 }
 
 fn start(mut cmd: Command, label: &str, args: &str) -> Proc {
-    let child = cmd
+    let mut child = cmd
         .args(args.split_whitespace())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn ntttcp");
+    let (stdout, stderr) = (drain(child.stdout.take()), drain(child.stderr.take()));
     Proc {
         child: Some(child),
         label: label.into(),
+        stdout,
+        stderr,
     }
 }
 
@@ -84,28 +101,22 @@ impl Proc {
             if start.elapsed() > limit {
                 let _ = child.kill();
                 let _ = child.wait();
-                let mut out = String::new();
-                let _ = child.stdout.take().map(|mut s| s.read_to_string(&mut out));
+                let out = self.stdout.take().map(|h| h.join().unwrap_or_default());
                 panic!(
-                    "{} did not exit within {limit:?}; stdout so far:\n{out}",
-                    self.label
+                    "{} did not exit within {limit:?}; stdout so far:\n{}",
+                    self.label,
+                    out.unwrap_or_default()
                 );
             }
             std::thread::sleep(Duration::from_millis(20));
         };
         let elapsed = start.elapsed();
-        let mut stdout = String::new();
-        let mut stderr = String::new();
-        if let Some(mut s) = child.stdout.take() {
-            s.read_to_string(&mut stdout).expect("read stdout");
-        }
-        if let Some(mut s) = child.stderr.take() {
-            s.read_to_string(&mut stderr).expect("read stderr");
-        }
+        let stdout = self.stdout.take().map(|h| h.join().unwrap_or_default());
+        let stderr = self.stderr.take().map(|h| h.join().unwrap_or_default());
         Output {
             status,
-            stdout,
-            stderr,
+            stdout: stdout.unwrap_or_default(),
+            stderr: stderr.unwrap_or_default(),
             elapsed,
         }
     }

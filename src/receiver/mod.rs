@@ -24,7 +24,7 @@ use crate::control::{Connection, Incoming, Writer, windows};
 use crate::report::{Report, Side};
 use crate::stop::Flag;
 use crate::stream::{self, Worker};
-use crate::sys::affinity;
+use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
 use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers};
 use sessions::{Policy, SharedState, StartRequest};
@@ -37,6 +37,8 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
         h.parse()
             .with_context(|| format!("receiver address '{h}' is not an IP address"))
     };
+    // A receiver cannot know how many connections will come: take all it may have.
+    limits::raise_nofile();
     let mut listeners = Vec::with_capacity(cfg.ports.len());
     for j in 0..cfg.ports.len() {
         let addr = SocketAddr::new(ip(j)?, cfg.port(j));

@@ -8,6 +8,7 @@ pub mod affinity;
 pub mod cpu;
 pub mod daemon;
 pub mod host;
+pub mod limits;
 pub mod net;
 pub mod socket;
 
