@@ -132,6 +132,13 @@ pub struct Config {
     pub pid_file: Option<std::path::PathBuf>,
     /// Socket options of the data connections.
     pub sockopts: SockOpts,
+    /// Sender: bind every data and sync socket to this address (`-a`, Windows `-nic`).
+    pub source_addr: Option<std::net::IpAddr>,
+    /// The interface owning `source_addr` (SO_BINDTODEVICE), if found.
+    pub source_device: Option<String>,
+    /// Sender: pin source ports from here (`-f`): connection i of thread k uses
+    /// `port + k·l + i`.
+    pub source_port: Option<u16>,
     /// `-B`: one rate limit for all sender workers, bits per second.
     pub rate_limit: Option<f64>,
     /// Windows `-thr`: a rate limit per sender thread, bytes per second.
@@ -291,6 +298,9 @@ mod tests {
             daemon: false,
             pid_file: None,
             sockopts: SockOpts::default(),
+            source_addr: None,
+            source_device: None,
+            source_port: None,
             rate_limit: None,
             thread_rate: None,
             show_tcp_retrans: false,

@@ -12,7 +12,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use crate::config::Config;
@@ -36,7 +35,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         let deadline = Instant::now() + cfg.timeout;
         for t in &mut targets {
             let base = SocketAddr::new(t.ip(), cfg.base_port);
-            t.set_port(windows::request_port(base, deadline).await?);
+            t.set_port(windows::request_port(base, deadline, cfg).await?);
         }
     }
 
@@ -102,6 +101,10 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
             io: cfg.io_mode,
             connect_deadline,
             opts: cfg.sockopts,
+            source: cfg.source_addr.map(|ip| (ip, cfg.source_device.clone())),
+            source_port: cfg
+                .source_port
+                .map(|f| f + (t.index * cfg.conns_per_thread as usize) as u16),
             pacers: Pacers(
                 shared
                     .iter()
@@ -261,7 +264,7 @@ async fn handshake(
 ) -> Result<(Connection, u32)> {
     let deadline = Instant::now() + cfg.timeout;
     let stream = loop {
-        let attempt = tokio::time::timeout_at(deadline.into(), TcpStream::connect(addr));
+        let attempt = tokio::time::timeout_at(deadline.into(), windows::connect_from(addr, cfg));
         let r = tokio::select! {
             r = attempt => r,
             _ = interrupt.wait() => return Err(Interrupted.into()),
@@ -303,7 +306,8 @@ async fn exchange_tokens(targets: &[SocketAddr], cfg: &Config, interrupt: &Flag)
     let mut set = tokio::task::JoinSet::new();
     for t in targets {
         let addr = SocketAddr::new(t.ip(), t.port() + windows::TOKEN_PORT_OFFSET);
-        set.spawn(windows::exchange_as_sender(addr, deadline));
+        let cfg = cfg.clone();
+        set.spawn(async move { windows::exchange_as_sender(addr, deadline, &cfg).await });
     }
     loop {
         tokio::select! {

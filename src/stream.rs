@@ -68,6 +68,8 @@ pub struct Worker {
     pub conn_info: Mutex<Vec<ConnInfo>>,
     /// The socket options the kernel applied, read back from a data socket.
     pub applied: Mutex<Option<Applied>>,
+    /// Receiver: peer addresses of the connections accepted since the last report.
+    pub peers: Mutex<Vec<SocketAddr>>,
     failure: Mutex<Option<String>>,
 }
 
@@ -164,6 +166,10 @@ pub struct SendPlan {
     pub opts: SockOpts,
     /// Rate limits this worker obeys.
     pub pacers: Pacers,
+    /// Local address to bind each connection to (`-a`), with its device.
+    pub source: Option<(std::net::IpAddr, Option<String>)>,
+    /// First pinned source port of this worker (`-f`): connection i uses it + i.
+    pub source_port: Option<u16>,
 }
 
 /// Send timeout of blocking writes: how late a blocked writer may notice "stop".
@@ -174,8 +180,15 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
     let mut socks = Vec::with_capacity(plan.conns);
-    for _ in 0..plan.conns {
-        match connect(plan.target, plan.connect_deadline, &stop, &plan.opts) {
+    for i in 0..plan.conns {
+        let local = local_bind(&plan, i);
+        match connect(
+            plan.target,
+            plan.connect_deadline,
+            &stop,
+            &plan.opts,
+            local.as_ref(),
+        ) {
             Ok(s) => {
                 let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
                 applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));
@@ -231,12 +244,27 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
     }
 }
 
+/// Where connection `i` of a worker binds: the `-a` address and/or its `-f` port.
+fn local_bind(plan: &SendPlan, i: usize) -> Option<(SocketAddr, Option<String>)> {
+    if plan.source.is_none() && plan.source_port.is_none() {
+        return None;
+    }
+    let (ip, device) = match &plan.source {
+        Some((ip, dev)) => (*ip, dev.clone()),
+        None if plan.target.is_ipv6() => (std::net::Ipv6Addr::UNSPECIFIED.into(), None),
+        None => (std::net::Ipv4Addr::UNSPECIFIED.into(), None),
+    };
+    let port = plan.source_port.map_or(0, |p| p + i as u16);
+    Some((SocketAddr::new(ip, port), device))
+}
+
 /// Connects, retrying "refused" (the receiver may still be starting) until the deadline.
 fn connect(
     target: SocketAddr,
     deadline: Instant,
     stop: &Flag,
     opts: &SockOpts,
+    local: Option<&(SocketAddr, Option<String>)>,
 ) -> io::Result<TcpStream> {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -252,6 +280,15 @@ fn connect(
             Some(Protocol::TCP),
         )?;
         set_buffers(&sock, opts)?;
+        if let Some((addr, device)) = local {
+            // A pinned port may still be in TIME_WAIT from the previous run.
+            sock.set_reuse_address(true)?;
+            if let Some(dev) = device {
+                sock.bind_device(Some(dev.as_bytes()))?;
+            }
+            sock.bind(&SockAddr::from(*addr))
+                .map_err(|e| io::Error::new(e.kind(), format!("bind source {addr}: {e}")))?;
+        }
         match sock.connect_timeout(&SockAddr::from(target), left) {
             Ok(()) => {
                 sock.set_tcp_nodelay(opts.no_delay)?;
@@ -393,7 +430,11 @@ pub fn recv_worker(
             let listener = tokio::net::TcpListener::from_std(listener)?;
             loop {
                 match listener.accept().await {
-                    Ok((s, _peer)) => {
+                    Ok((s, peer)) => {
+                        me.peers
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(peer);
                         if no_delay {
                             let _ = s.set_nodelay(true);
                         }

@@ -142,3 +142,41 @@ fn too_few_descriptors_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn source_address_and_pinned_ports_are_seen_by_the_receiver() {
+    // Any 127.x address is local: the sender binds to 127.0.0.2, ports from 30001.
+    let r = spawn("receiver", "-r -P 2 -p 28951 -t 1 --format json");
+    let s = run(
+        "-s 127.0.0.1 -P 2 -n 2 -l 2 -p 28951 -t 1 -a 127.0.0.2 -f 30001",
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    let doc = json(&ro.stdout);
+    let mut peers: Vec<String> = doc["reports"][0]["peers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    peers.sort();
+    // Connection i of thread k uses 30001 + k*l + i (spec 1.4: 30001...30008).
+    let want: Vec<String> = (30001..=30008).map(|p| format!("127.0.0.2:{p}")).collect();
+    assert_eq!(peers, want);
+    // The pinned range must fit, and -a must be local.
+    let bad = run("-s 127.0.0.1 -P 2 -n 2 -l 2 -f 65530 -t 1", LIMIT);
+    assert_eq!(bad.code(), Some(2), "{bad:?}");
+    assert!(
+        bad.stderr.contains("'-f'") && bad.stderr.contains("65537"),
+        "{}",
+        bad.stderr
+    );
+    let bad = run("-s 127.0.0.1 -a 203.0.113.5 -t 1", LIMIT);
+    assert_eq!(bad.code(), Some(2), "{bad:?}");
+    assert!(
+        bad.stderr.contains("not an address of this host"),
+        "{}",
+        bad.stderr
+    );
+}

@@ -197,6 +197,17 @@ pub struct Cli {
           default_missing_value = "xml.txt")]
     pub xml_windows: Option<std::path::PathBuf>,
 
+    /// Sender: bind every data and sync socket to this local address, and to the
+    /// interface that owns it (Windows -nic).
+    #[arg(short = 'a', long = "source-address", value_name = "ADDR")]
+    pub source_address: Option<IpAddr>,
+
+    /// Sender: pin source ports starting at PORT (bare -f: 25001); connection i of
+    /// thread k uses PORT + k*l + i.
+    #[arg(short = 'f', long = "source-port", value_name = "PORT", num_args = 0..=1,
+          default_missing_value = "25001")]
+    pub source_port: Option<u16>,
+
     /// TCP_NODELAY on the data connections (Windows -ndl).
     #[arg(long = "no-delay")]
     pub no_delay: bool,
@@ -551,6 +562,26 @@ fn to_config(
     if !sync && (cli.multi_client || cli.last_client) {
         return err("multi-client tests (-M, -L) need the sync handshake: drop -N".into());
     }
+    if role == Role::Receiver && (cli.source_address.is_some() || cli.source_port.is_some()) {
+        return err("source address and ports (-a, -nic, -f) apply to the sender".into());
+    }
+    if let Some(ip) = cli.source_address
+        && !crate::sys::net::is_local_address(ip)
+    {
+        return err(format!(
+            "invalid value '{ip}' for '-a': it is not an address of this host"
+        ));
+    }
+    if let Some(f) = cli.source_port {
+        let conns = ports.len() * threads_per_port as usize * cli.connections.unwrap_or(1) as usize;
+        let last = usize::from(f) + conns - 1;
+        if f <= 1024 || last > usize::from(u16::MAX) {
+            return err(format!(
+                "invalid value '{f}' for '-f': {conns} pinned source ports from {f} must lie \
+                 within 1025-65535 (they would end at {last})"
+            ));
+        }
+    }
     if role == Role::Receiver && (cli.bandwidth.is_some() || cli.thread_throttle.is_some()) {
         return err("rate limits (-B, -thr) apply to the sender: drop them on the receiver".into());
     }
@@ -613,6 +644,9 @@ fn to_config(
             send_buffer: cli.send_buffer.and_then(|b| b.0),
             recv_buffer: cli.recv_buffer.and_then(|b| b.0),
         },
+        source_addr: cli.source_address,
+        source_device: cli.source_address.and_then(crate::sys::net::device_of),
+        source_port: cli.source_port,
         rate_limit: cli.bandwidth.map(|r| r.0).filter(|r| *r > 0.0),
         thread_rate: cli.thread_throttle.filter(|k| *k > 0.0).map(|k| k * 1024.0),
         show_tcp_retrans: cli.show_tcp_retrans,
@@ -670,6 +704,16 @@ fn cpu_list(cpus: &[usize]) -> String {
             .map(usize::to_string)
             .collect::<Vec<_>>()
             .join(","),
+    }
+}
+
+/// A default sender configuration for tests elsewhere in the crate.
+#[cfg(test)]
+pub(crate) fn test_config() -> Config {
+    let args: Vec<OsString> = ["ntttcp", "-s", "127.0.0.1"].map(OsString::from).to_vec();
+    match parse(&args, &[0]) {
+        Ok(Parsed::Run(c, _)) => *c,
+        other => panic!("{other:?}"),
     }
 }
 

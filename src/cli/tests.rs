@@ -179,6 +179,15 @@ fn windows_flag_table() {
         }
     );
     assert_eq!(c.thread_rate, Some(102_400.0));
+    let c = ok("-s 10.0.0.5 -a 127.0.0.1 -f -V");
+    assert_eq!(
+        (c.source_port, c.verbose),
+        (Some(25001), true),
+        "bare -f is 25001"
+    );
+    assert_eq!(c.source_device.as_deref(), Some("lo"));
+    let c = ok("-s -m 1,*,10.0.0.5 -ns -nic 127.0.0.1");
+    assert_eq!(c.source_addr, Some("127.0.0.1".parse().unwrap()));
     let c = ok("-s 10.0.0.5 -B 2.5G --no-delay");
     assert_eq!((c.rate_limit, c.sockopts.no_delay), (Some(2.5e9), true));
     // Several mappings after one -m.
@@ -222,6 +231,8 @@ fn usage_errors_name_the_flag_and_value() {
         ("-s 10.0.0.5 -u", &["'-u'", "not supported"]),
         ("-s -m 1,*,h -ns -u", &["'-u'", "not supported"]),
         ("-r -B 1G", &["-B", "sender"]),
+        ("-r -a 127.0.0.1", &["-a", "sender"]),
+        ("-s 10.0.0.5 -f 80", &["'-f'", "1025-65535"]),
         ("-s -m 1,*,h -ns -l abc", &["'-l'", "'abc' is not a size"]),
     ];
     for (line, needles) in rows {

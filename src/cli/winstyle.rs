@@ -97,7 +97,7 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
     unsupported("lm", Arity::None, "latency measurement"),
     unsupported("d", Arity::None, "data verification"),
     unsupported("wa", Arity::None, "MSG_WAITALL"),
-    unsupported("nic", Arity::One, "source address"),
+    flag("nic", "source-address", Arity::One),
     unsupported("na", Arity::One, "NUMA affinity"),
     flag("xml", "xml-windows", Arity::Optional),
     unsupported("nsb", Arity::None, "unbuffered stdio"),
@@ -117,12 +117,7 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
 
 /// ntttcp-for-linux 1.4.3 flags this build does not implement yet, so they get a clear
 /// error instead of clap's "unexpected argument" (which would suggest a typo).
-const LINUX_UNSUPPORTED: &[(&str, &str)] = &[
-    ("-a", "source address"),
-    ("-u", "UDP"),
-    ("-f", "pinned source ports"),
-    ("--fq-rate-limit", "fq rate limit"),
-];
+const LINUX_UNSUPPORTED: &[(&str, &str)] = &[("-u", "UDP"), ("--fq-rate-limit", "fq rate limit")];
 
 /// The result of normalizing one command line.
 #[derive(Debug, PartialEq, Eq)]
@@ -449,7 +444,7 @@ mod tests {
     #[test]
     fn linux_unsupported_flags_say_so() {
         // The Linux letters of the collision table that this build does not implement.
-        for f in ["-u", "-a 10.0.0.1", "--fq-rate-limit=1G"] {
+        for f in ["-u", "--fq-rate-limit=1G"] {
             let e = norm(&format!("-r {f}")).unwrap_err();
             assert!(e.contains("not supported"), "{f}: {e}");
         }

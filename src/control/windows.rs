@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+
+use crate::config::Config;
 use tokio::time::timeout;
 
 /// The one-byte token both sides send.
@@ -24,11 +26,29 @@ pub const TOKEN: u8 = b'X';
 /// Token port = data port + this.
 pub const TOKEN_PORT_OFFSET: u16 = 1000;
 
+/// Opens a TCP connection to `addr` from the sender's `-a` address and device, if any
+/// (control connections are bound like the data ones).
+pub async fn connect_from(addr: SocketAddr, cfg: &Config) -> std::io::Result<TcpStream> {
+    let Some(ip) = cfg.source_addr else {
+        return TcpStream::connect(addr).await;
+    };
+    let sock = if addr.is_ipv6() {
+        TcpSocket::new_v6()?
+    } else {
+        TcpSocket::new_v4()?
+    };
+    if let Some(dev) = &cfg.source_device {
+        sock.bind_device(Some(dev.as_bytes()))?;
+    }
+    sock.bind(SocketAddr::new(ip, 0))?;
+    sock.connect(addr).await
+}
+
 /// Connects to `addr`, retrying "refused" (the peer may still be setting up) until
 /// `deadline`.
-pub async fn connect_retry(addr: SocketAddr, deadline: Instant) -> Result<TcpStream> {
+pub async fn connect_retry(addr: SocketAddr, deadline: Instant, cfg: &Config) -> Result<TcpStream> {
     loop {
-        match tokio::time::timeout_at(deadline.into(), TcpStream::connect(addr)).await {
+        match tokio::time::timeout_at(deadline.into(), connect_from(addr, cfg)).await {
             Ok(Ok(s)) => return Ok(s),
             Ok(Err(e))
                 if e.kind() == std::io::ErrorKind::ConnectionRefused
@@ -43,8 +63,8 @@ pub async fn connect_retry(addr: SocketAddr, deadline: Instant) -> Result<TcpStr
 }
 
 /// Sender side of one thread's token exchange on `addr` (its data port + 1000).
-pub async fn exchange_as_sender(addr: SocketAddr, deadline: Instant) -> Result<()> {
-    let mut s = connect_retry(addr, deadline).await?;
+pub async fn exchange_as_sender(addr: SocketAddr, deadline: Instant, cfg: &Config) -> Result<()> {
+    let mut s = connect_retry(addr, deadline, cfg).await?;
     swap_tokens(&mut s, deadline)
         .await
         .with_context(|| format!("sync token exchange with {addr}"))
@@ -74,8 +94,8 @@ async fn swap_tokens(s: &mut TcpStream, deadline: Instant) -> Result<()> {
 }
 
 /// Sender side of `-sp`: asks the receiver at `base` for a data port.
-pub async fn request_port(base: SocketAddr, deadline: Instant) -> Result<u16> {
-    let mut s = connect_retry(base, deadline).await?;
+pub async fn request_port(base: SocketAddr, deadline: Instant, cfg: &Config) -> Result<u16> {
+    let mut s = connect_retry(base, deadline, cfg).await?;
     let mut b = [0u8; 4];
     let left = deadline.saturating_duration_since(Instant::now());
     timeout(left, s.read_exact(&mut b))
@@ -112,13 +132,14 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
+        let cfg = crate::cli::test_config();
         rt.block_on(async {
             let deadline = Instant::now() + Duration::from_secs(5);
             let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = l.local_addr().unwrap();
             let (a, b) = tokio::join!(
                 exchange_as_receiver(&l, Duration::from_secs(5)),
-                exchange_as_sender(addr, deadline)
+                exchange_as_sender(addr, deadline, &cfg)
             );
             a.unwrap();
             b.unwrap();
@@ -128,7 +149,7 @@ mod tests {
             let server = tokio::spawn(serve_ports(l, 7000, 2, Duration::from_secs(1)));
             let mut got = Vec::new();
             for _ in 0..3 {
-                got.push(request_port(base, deadline).await.unwrap());
+                got.push(request_port(base, deadline, &cfg).await.unwrap());
             }
             assert_eq!(got, [7001, 7002, 7001]);
             server.abort();
@@ -141,7 +162,7 @@ mod tests {
                 tokio::time::sleep(Duration::from_secs(10)).await;
             });
             let t = Instant::now();
-            let e = exchange_as_sender(addr, Instant::now() + Duration::from_millis(300))
+            let e = exchange_as_sender(addr, Instant::now() + Duration::from_millis(300), &cfg)
                 .await
                 .unwrap_err();
             assert!(format!("{e:#}").contains("no token"), "{e:#}");

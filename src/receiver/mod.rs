@@ -324,6 +324,11 @@ async fn test(
         &window,
     );
     report.socket.applied = applied(workers, cfg, notes);
+    report.peers = workers
+        .iter()
+        .flat_map(|w| std::mem::take(&mut *w.peers.lock().unwrap_or_else(|p| p.into_inner())))
+        .map(|a| a.to_string())
+        .collect();
     report
 }
 

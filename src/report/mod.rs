@@ -147,6 +147,8 @@ pub struct Report {
     pub tcp_connections: Vec<crate::sys::socket::ConnInfo>,
     /// Socket options asked for and as the kernel set them on a data socket.
     pub socket: SocketReport,
+    /// Receiver: the address of every data connection accepted for this test.
+    pub peers: Vec<String>,
 }
 
 /// Socket options: what was asked for and what the kernel applied (Linux doubles buffer
@@ -227,6 +229,7 @@ impl Report {
                 requested: cfg.sockopts,
                 applied: None,
             },
+            peers: Vec::new(),
         }
     }
 
@@ -323,6 +326,7 @@ pub(crate) mod fixture {
             dev_interrupts: None,
             tcp_connections: Vec::new(),
             socket: SocketReport::default(),
+            peers: Vec::new(),
         }
     }
 }

@@ -74,6 +74,8 @@ pub struct SideReport<'a> {
     pub tcp_connections: &'a [crate::sys::socket::ConnInfo],
     /// Socket options asked for and as the kernel applied them.
     pub socket: &'a crate::report::SocketReport,
+    /// Receiver: `ip:port` of every data connection accepted for this test.
+    pub peers: &'a [String],
 }
 
 /// Totals over all threads.
@@ -228,6 +230,7 @@ impl<'a> SideReport<'a> {
             device_interrupts: r.dev_interrupts.as_ref(),
             tcp_connections: &r.tcp_connections,
             socket: &r.socket,
+            peers: &r.peers,
         }
     }
 }
