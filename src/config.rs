@@ -177,6 +177,8 @@ pub const MAX_WAITING_CLIENTS: usize = 7;
 pub struct SockOpts {
     /// TCP_NODELAY (`--no-delay`, Windows `-ndl`).
     pub no_delay: bool,
+    /// SO_MAX_PACING_RATE per connection, bytes/s (`--fq-rate-limit` split evenly).
+    pub pacing_rate: Option<u64>,
     /// SO_SNDBUF to ask for (Windows `-sb`); None keeps the kernel's autotuning.
     pub send_buffer: Option<usize>,
     /// SO_RCVBUF to ask for (Windows `-rb`); None keeps the kernel's autotuning.

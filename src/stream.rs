@@ -292,6 +292,9 @@ fn connect(
         match sock.connect_timeout(&SockAddr::from(target), left) {
             Ok(()) => {
                 sock.set_tcp_nodelay(opts.no_delay)?;
+                if let Some(rate) = opts.pacing_rate {
+                    crate::sys::socket::set_max_pacing_rate(&sock, rate)?;
+                }
                 let s: TcpStream = sock.into();
                 s.set_write_timeout(Some(WRITE_POLL))?;
                 return Ok(s);

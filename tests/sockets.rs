@@ -180,3 +180,14 @@ fn source_address_and_pinned_ports_are_seen_by_the_receiver() {
         bad.stderr
     );
 }
+
+#[test]
+fn kernel_pacing_rate_is_split_over_the_connections() {
+    // --fq-rate-limit 2G over 2 connections: SO_MAX_PACING_RATE of 1 Gbit/s each.
+    let got = limited(28971, 2, "--fq-rate-limit 2G");
+    let err = (got - 2.0).abs() / 2.0 * 100.0;
+    eprintln!("RATE --fq-rate-limit 2G: receiver measured {got:.4} Gbit/s ({err:.2}% off)");
+    assert!(err <= 2.0, "{got} Gbit/s");
+    let both = run("-s 127.0.0.1 -B 1G --fq-rate-limit 1G -t 1", LIMIT);
+    assert_eq!(both.code(), Some(2), "one rate limit at a time: {both:?}");
+}

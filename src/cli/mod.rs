@@ -232,6 +232,14 @@ pub struct Cli {
     #[arg(short = 'B', long = "bandwidth", value_name = "RATE")]
     pub bandwidth: Option<Rate>,
 
+    /// Sender: kernel pacing, RATE bits/s over all connections (SO_MAX_PACING_RATE).
+    #[arg(
+        long = "fq-rate-limit",
+        value_name = "RATE",
+        conflicts_with = "bandwidth"
+    )]
+    pub fq_rate_limit: Option<Rate>,
+
     /// Sender: limit each thread to this many KB/s (KB = 1024 bytes; Windows -thr).
     #[arg(long = "thread-throttle", value_name = "KBPS", hide = true)]
     pub thread_throttle: Option<f64>,
@@ -582,8 +590,14 @@ fn to_config(
             ));
         }
     }
-    if role == Role::Receiver && (cli.bandwidth.is_some() || cli.thread_throttle.is_some()) {
-        return err("rate limits (-B, -thr) apply to the sender: drop them on the receiver".into());
+    if role == Role::Receiver
+        && (cli.bandwidth.is_some() || cli.thread_throttle.is_some() || cli.fq_rate_limit.is_some())
+    {
+        return err(
+            "rate limits (-B, --fq-rate-limit, -thr) apply to the sender: drop them on the \
+             receiver"
+                .into(),
+        );
     }
     let timeout = match (cli.timeout, cli.timeout_ms) {
         (Some(s), _) => Duration::from_secs(s.into()),
@@ -610,6 +624,8 @@ fn to_config(
     }
 
     check_hosts(role, &mut ports, cli.ipv6)?;
+    let sender_conns =
+        ports.len() * threads_per_port as usize * cli.connections.unwrap_or(1) as usize;
     let size = cli.buffer.map(|b| b.0 as usize);
     Ok(Config {
         role,
@@ -641,6 +657,10 @@ fn to_config(
         pid_file,
         sockopts: config::SockOpts {
             no_delay: cli.no_delay,
+            pacing_rate: cli
+                .fq_rate_limit
+                .filter(|r| r.0 > 0.0)
+                .map(|r| (r.0 / 8.0 / sender_conns as f64).max(1.0) as u64),
             send_buffer: cli.send_buffer.and_then(|b| b.0),
             recv_buffer: cli.recv_buffer.and_then(|b| b.0),
         },

@@ -24,6 +24,27 @@ pub struct ConnInfo {
     pub mss: u32,
 }
 
+/// Sets SO_MAX_PACING_RATE (bytes per second, the 64-bit form, so rates above 34 Gbit/s
+/// per socket do not wrap as ntttcp-for-linux's 32-bit value does).
+#[allow(unsafe_code)]
+pub fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_s: u64) -> std::io::Result<()> {
+    // SAFETY: we pass a pointer to a u64 we own and its exact size.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            (&bytes_per_s as *const u64).cast(),
+            std::mem::size_of::<u64>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// TCP_INFO of a connected TCP socket; None if the kernel refuses.
 #[allow(unsafe_code)]
 pub fn tcp_info(sock: &impl AsRawFd, thread: usize, local_port: u16) -> Option<ConnInfo> {
@@ -65,6 +86,7 @@ mod tests {
         let info = tcp_info(&c, 3, port).expect("TCP_INFO");
         assert_eq!((info.thread, info.local_port), (3, port));
         assert!(info.cwnd > 0 && info.mss > 0, "{info:?}");
+        set_max_pacing_rate(&c, 5_000_000_000).expect("64-bit pacing rate accepted");
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         assert!(tcp_info(&udp, 0, 0).is_none(), "not a TCP socket");
     }
