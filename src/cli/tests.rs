@@ -174,6 +174,7 @@ fn windows_flag_table() {
         c.sockopts,
         crate::config::SockOpts {
             no_delay: true,
+            pacing_rate: None,
             send_buffer: Some(1 << 20),
             recv_buffer: None
         }
