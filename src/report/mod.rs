@@ -152,7 +152,7 @@ pub struct Report {
 }
 
 /// Socket options: what was asked for and what the kernel applied (Linux doubles buffer
-/// sizes and clamps them to net.core.[rw]mem_max).
+/// sizes and clamps them to `net.core.rmem_max` / `wmem_max`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct SocketReport {
     /// `--no-delay` / `-ndl`, `-sb`, `-rb` as given.
