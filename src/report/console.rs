@@ -117,12 +117,7 @@ mod tests {
         let mut r = seed_report();
         r.tcp_connections = vec![crate::sys::socket::ConnInfo {
             thread: 1,
-            local_port: 49699,
-            rtt_us: 409,
-            rttvar_us: 100,
-            cwnd: 10,
-            retransmits: 2,
-            mss: 65483,
+            ..crate::report::fixture::conn_info()
         }];
         assert!(!render(&r, false).contains("Conn Thread"), "only with -V");
         r.params.verbose = true;

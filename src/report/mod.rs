@@ -259,6 +259,19 @@ pub(crate) mod fixture {
     use crate::sys::cpu::CpuTimes;
     use crate::sys::net::TcpCounters;
 
+    /// One sender connection's TCP_INFO, for the -V renderings.
+    pub(crate) fn conn_info() -> crate::sys::socket::ConnInfo {
+        crate::sys::socket::ConnInfo {
+            thread: 0,
+            local_port: 49699,
+            rtt_us: 409,
+            rttvar_us: 100,
+            cwnd: 10,
+            retransmits: 2,
+            mss: 65483,
+        }
+    }
+
     /// The raw counters behind the 5.39 sample of ntttcp-windows.md 1.7: 4 threads of
     /// 64 KiB buffers over 300.006 s, 34243 MiB in 300.00515 s, 15.075 % busy on 2 CPUs
     /// at 2793 MHz. Everything the renderers print is derived from these.

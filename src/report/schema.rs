@@ -290,15 +290,7 @@ mod tests {
     #[test]
     fn seed_document_matches_the_golden_copy() {
         let mut r = seed_report();
-        r.tcp_connections = vec![crate::sys::socket::ConnInfo {
-            thread: 0,
-            local_port: 49699,
-            rtt_us: 409,
-            rttvar_us: 100,
-            cwnd: 10,
-            retransmits: 2,
-            mss: 65483,
-        }];
+        r.tcp_connections = vec![crate::report::fixture::conn_info()];
         let reports = [r];
         let got = serde_json::to_string_pretty(&Document::new(&reports)).unwrap() + "\n";
         if std::env::var_os("NTTTCP_BLESS").is_some() {

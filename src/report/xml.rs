@@ -133,20 +133,7 @@ pub fn linux(r: &Report) -> String {
     }
     d.metric(1, "total_bytes", "MB", format!("{:.6}", l.mb));
     d.metric(1, "realtime", "s", format!("{:.6}", r.realtime_s));
-    d.metric(
-        1,
-        "avg_bytes_per_compl",
-        "B",
-        format!("{:.3}", avg_compl(r)),
-    );
-    let threads_avg = threads_avg_compl(r);
-    d.metric(
-        1,
-        "threads_avg_bytes_per_compl",
-        "B",
-        format!("{threads_avg:.3}"),
-    );
-    d.metric(1, "avg_frame_size", "B", format!("{:.3}", w.avg_frame_size));
+    sizes(&mut d, r, &w);
     d.metric(1, "throughput", "MB/s", format!("{:.3}", l.mb_per_s));
     d.metric(1, "throughput", "mbps", format!("{:.3}", l.mbps));
     d.metric(1, "throughput", "Bps", format!("{:.3}", l.bytes_per_s));
@@ -249,6 +236,24 @@ pub(crate) fn retrans_rates(r: &Report) -> Vec<(&'static str, f64)> {
 /// NTttcp's -sb/-rb value: the size asked for, -1 when left to the kernel.
 fn socket_buff(size: Option<usize>) -> String {
     size.map_or("-1".into(), |s| s.to_string())
+}
+
+/// The three size figures both XML files carry, in this order.
+fn sizes(d: &mut Doc, r: &Report, w: &stats::Totals) {
+    d.metric(
+        1,
+        "avg_bytes_per_compl",
+        "B",
+        format!("{:.3}", avg_compl(r)),
+    );
+    let threads_avg = threads_avg_compl(r);
+    d.metric(
+        1,
+        "threads_avg_bytes_per_compl",
+        "B",
+        format!("{threads_avg:.3}"),
+    );
+    d.metric(1, "avg_frame_size", "B", format!("{:.3}", w.avg_frame_size));
 }
 
 /// Total bytes / completed calls.
@@ -362,20 +367,7 @@ pub fn windows(r: &Report, hide_per_thread: bool) -> String {
     }
     d.metric(1, "total_bytes", "MB", format!("{:.6}", w.meg));
     d.metric(1, "realtime", "s", format!("{secs:.6}"));
-    d.metric(
-        1,
-        "avg_bytes_per_compl",
-        "B",
-        format!("{:.3}", avg_compl(r)),
-    );
-    let threads_avg = threads_avg_compl(r);
-    d.metric(
-        1,
-        "threads_avg_bytes_per_compl",
-        "B",
-        format!("{threads_avg:.3}"),
-    );
-    d.metric(1, "avg_frame_size", "B", format!("{:.3}", w.avg_frame_size));
+    sizes(&mut d, r, &w);
     d.metric(1, "throughput", "MB/s", format!("{:.3}", w.mb_per_s));
     d.metric(
         1,
