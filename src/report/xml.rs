@@ -137,19 +137,7 @@ pub fn linux(r: &Report) -> String {
     d.metric(1, "throughput", "MB/s", format!("{:.3}", l.mb_per_s));
     d.metric(1, "throughput", "mbps", format!("{:.3}", l.mbps));
     d.metric(1, "throughput", "Bps", format!("{:.3}", l.bytes_per_s));
-    d.el(1, "total_buffers", format!("{:.3}", w.buffers));
-    d.metric(
-        1,
-        "throughput",
-        "buffers/s",
-        format!("{:.3}", w.buffers_per_s),
-    );
-    d.metric(
-        1,
-        "avg_packets_per_interrupt",
-        "packets/interrupt",
-        format!("{:.3}", w.pkts_per_intr),
-    );
+    buffers(&mut d, &w);
     // --show-dev-interrupts narrows these to the device's lines, as upstream.
     let (irq_total, irq_rate) = dev_or_system_interrupts(r);
     d.metric(1, "interrupts", "count/sec", format!("{irq_rate:.3}"));
@@ -254,6 +242,24 @@ fn sizes(d: &mut Doc, r: &Report, w: &stats::Totals) {
         format!("{threads_avg:.3}"),
     );
     d.metric(1, "avg_frame_size", "B", format!("{:.3}", w.avg_frame_size));
+}
+
+/// The buffer counts and packets per interrupt both XML files carry, in this order.
+fn buffers(d: &mut Doc, w: &stats::Totals) {
+    d.el(1, "total_buffers", format!("{:.3}", w.buffers));
+    d.metric(
+        1,
+        "throughput",
+        "buffers/s",
+        format!("{:.3}", w.buffers_per_s),
+    );
+    let per_intr = format!("{:.3}", w.pkts_per_intr);
+    d.metric(
+        1,
+        "avg_packets_per_interrupt",
+        "packets/interrupt",
+        per_intr,
+    );
 }
 
 /// Total bytes / completed calls.
@@ -376,19 +382,7 @@ pub fn windows(r: &Report, hide_per_thread: bool) -> String {
         format!("{:.3}", per_s(bytes) * 8.0 / 1e6),
     );
     d.metric(1, "throughput", "Bps", format!("{:.1}", per_s(bytes)));
-    d.el(1, "total_buffers", format!("{:.3}", w.buffers));
-    d.metric(
-        1,
-        "throughput",
-        "buffers/s",
-        format!("{:.3}", w.buffers_per_s),
-    );
-    d.metric(
-        1,
-        "avg_packets_per_interrupt",
-        "packets/interrupt",
-        format!("{:.3}", w.pkts_per_intr),
-    );
+    buffers(&mut d, &w);
     d.metric(1, "interrupts", "count/sec", format!("{:.3}", w.intr_per_s));
     d.metric(1, "dpcs", "count/sec", format!("{:.3}", w.dpcs_per_s));
     d.metric(
