@@ -241,3 +241,41 @@ fn two_percent_loss_at_one_gigabit_completes_and_totals_agree() {
     assert!(gbit > 0.3 && gbit < 1.05, "shaped to 1 Gbit/s: {gbit}");
     assert_close(st.meg, rt.meg, 1.0, "sender vs receiver under loss");
 }
+
+#[test]
+fn ipv6_between_namespaces_with_source_address() {
+    let h = TwoHosts::new("v6", 7);
+    // Each side also gets an IPv6 address (no duplicate-address detection delay).
+    h.exec(
+        &h.a,
+        &format!("ip -6 addr add fd00:201:7::1/64 dev {} nodad", h.dev_a),
+    );
+    h.exec(&h.b, "ip -6 addr add fd00:201:7::2/64 dev vv6b nodad");
+    let r = spawn_in(
+        &h.b,
+        "receiver",
+        "-r [fd00:201:7::2] -6 -P 1 -p 23701 -W 1 -t 2 --format json",
+    );
+    let s = spawn_in(
+        &h.a,
+        "sender",
+        "-s fd00:201:7::2 -6 -P 1 -n 2 -p 23701 -W 1 -t 2 -a fd00:201:7::1 --format json",
+    );
+    let so = s.wait(Duration::from_secs(30));
+    let ro = r.wait(Duration::from_secs(30));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+    let doc = |o: &Output| -> serde_json::Value { serde_json::from_str(&o.stdout).expect("JSON") };
+    let (sd, rd) = (doc(&so), doc(&ro));
+    let bytes = |d: &serde_json::Value| d["reports"][0]["totals"]["bytes"].as_u64().unwrap() as f64;
+    assert!(bytes(&rd) > 1e6);
+    assert_close(bytes(&sd), bytes(&rd), 1.0, "IPv6 sender vs receiver");
+    // The receiver saw both connections come from the -a address.
+    let peers = rd["reports"][0]["peers"].as_array().unwrap();
+    assert_eq!(peers.len(), 2);
+    assert!(
+        peers
+            .iter()
+            .all(|p| p.as_str().unwrap().starts_with("[fd00:201:7::1]:")),
+        "{peers:?}"
+    );
+}
