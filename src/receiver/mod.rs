@@ -202,7 +202,7 @@ async fn wait_for_senders(
             }
         }
         if started.is_empty() {
-            sessions::set(state, State::NotStarted);
+            sessions::set(state, req.previous);
             continue; // the sender vanished between asking and our answer
         }
         if req.negotiated != cfg.timeline.duration {

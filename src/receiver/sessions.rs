@@ -27,6 +27,8 @@ pub struct StartRequest {
     pub last: bool,
     /// The cycle time it was told.
     pub negotiated: u32,
+    /// The receiver's state before this request (restored if the start falls through).
+    pub previous: State,
 }
 
 /// What the sessions need to know about the receiver.
@@ -115,9 +117,22 @@ async fn session(
                 return conn.send(Reply::State(current(&state)).value()).await;
             }
         };
-        if current(&state) == State::Running || (last && !policy.multi_client) {
+        // Outside -M mode the first sender claims the receiver here, under the lock, so
+        // two senders asking at once cannot both be queued for a start.
+        let previous = {
+            let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+            let previous = *s;
+            if previous != State::Running && !policy.multi_client {
+                *s = State::Running;
+            }
+            previous
+        };
+        if previous == State::Running || (last && !policy.multi_client) {
             // Busy, or -L against a receiver without -M: a clear reject, never a stale
             // value (ntttcp-for-linux replies its previous answer and then waits forever).
+            if previous != State::Running {
+                set(&state, previous);
+            }
             return conn.send(Reply::Reject.value()).await;
         }
         let _ = start
@@ -125,6 +140,7 @@ async fn session(
                 conn,
                 last,
                 negotiated: n,
+                previous,
             })
             .await;
         return Ok(());
