@@ -43,6 +43,27 @@ pub enum IoMode {
     Async,
 }
 
+/// Transport of the data connections (the sync channel is always TCP).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// TCP streams (the default).
+    #[default]
+    Tcp,
+    /// UDP datagrams (`-u`), stamped for loss accounting.
+    Udp,
+}
+
+/// Opt-in copy-avoiding data paths; they change what is measured, so every report says
+/// which were on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ZeroCopy {
+    /// Sender: `sendfile()` from an in-memory file instead of `send()` (`-Z`, `--sendfile`).
+    pub sendfile: bool,
+    /// Receiver: discard with `recv(MSG_TRUNC)` instead of copying (`--skip-rx-copy`).
+    pub skip_rx_copy: bool,
+}
+
 /// One receiver port: where it listens (or where the sender finds it) and which CPU its
 /// threads run on. Port j of the run is `base_port + j`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,8 +114,14 @@ pub struct Config {
     pub conns_per_thread: u32,
     /// First data port; the sync port is one below it.
     pub base_port: u16,
-    /// Bytes per `send()` call.
+    /// TCP or UDP data connections.
+    pub protocol: Protocol,
+    /// Bytes per `send()` call (UDP: per datagram).
     pub send_size: usize,
+    /// UDP without `-b`: the sender sizes datagrams to the path MTU instead.
+    pub fit_datagrams: bool,
+    /// Zero-copy paths asked for.
+    pub zero_copy: ZeroCopy,
     /// Bytes per `recv()` call.
     pub recv_size: usize,
     /// Warm-up, duration, cool-down.
@@ -278,7 +305,10 @@ mod tests {
             threads_per_port: n,
             conns_per_thread: l,
             base_port: 5001,
+            protocol: Protocol::Tcp,
             send_size: DEFAULT_SEND_SIZE,
+            fit_datagrams: false,
+            zero_copy: ZeroCopy::default(),
             recv_size: DEFAULT_RECV_SIZE,
             timeline: Timeline {
                 warmup: 1,

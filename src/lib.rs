@@ -25,6 +25,7 @@ pub mod stop;
 pub mod stream;
 pub mod sys;
 pub mod timeline;
+pub mod udp;
 
 use std::fmt;
 use std::sync::Arc;

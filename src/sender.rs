@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use tokio::sync::mpsc;
 
-use crate::config::Config;
+use crate::config::{Config, Protocol};
 use crate::control::message::{Reply, ReplyPhase, Request, State};
 use crate::control::{Connection, Incoming, Writer, windows};
 use crate::pace::{Pacer, Pacers};
@@ -23,6 +23,7 @@ use crate::stop::Flag;
 use crate::stream::{self, SendPlan, Worker};
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
+use crate::udp;
 use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers, worker_failure};
 
 /// Runs the sender side of one test.
@@ -38,6 +39,14 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
             t.set_port(windows::request_port(base, deadline, cfg).await?);
         }
     }
+
+    let fitted;
+    let cfg = if cfg.protocol == Protocol::Udp {
+        fitted = datagram_size(cfg, &targets, notes)?;
+        &fitted
+    } else {
+        cfg
+    };
 
     // Before anything is opened: enough descriptors for every connection?
     let hosts = {
@@ -114,10 +123,14 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
             ),
         };
         let (w, start, stop, index) = (w.clone(), start.clone(), stop.clone(), t.index);
+        let body = match cfg.protocol {
+            Protocol::Tcp => stream::send_worker,
+            Protocol::Udp => udp::send_worker,
+        };
         handles.push(
             std::thread::Builder::new()
                 .name(format!("send-{}", t.index))
-                .spawn(move || stream::send_worker(index, plan, w, start, stop))
+                .spawn(move || body(index, plan, w, start, stop))
                 .context("create sender worker thread")?,
         );
     }
@@ -191,6 +204,35 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         .collect();
     notes(Note::Report(Box::new(report.clone())));
     Ok(report)
+}
+
+/// A copy of `cfg` whose send size is the UDP datagram size: without `-b` the largest
+/// that crosses every target's path unfragmented, else `-b` capped to what UDP carries.
+fn datagram_size(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Result<Config> {
+    let mut c = cfg.clone();
+    let max = targets
+        .iter()
+        .map(udp::max_payload)
+        .min()
+        .unwrap_or(udp::MAX_PAYLOAD_V4);
+    if cfg.fit_datagrams {
+        let mut size = max;
+        for t in targets {
+            let fits = udp::path_payload(*t)
+                .with_context(|| format!("cannot find the path MTU to receiver {t}"))?;
+            size = size.min(fits);
+        }
+        c.send_size = size;
+        notes(Note::Info(format!(
+            "UDP datagrams of {size} bytes: the largest that fits the path MTU (set with -b)"
+        )));
+    } else if cfg.send_size > max {
+        c.send_size = max;
+        notes(Note::Info(format!(
+            "the UDP send size is too big. use the max value: {max} bytes"
+        )));
+    }
+    Ok(c)
 }
 
 /// Asks one receiver to start ('R', or 'L' for the last client) and waits for its go;

@@ -44,13 +44,13 @@ pub struct Totals {
     pub intr_per_s: f64,
     /// Segments received per interrupt.
     pub pkts_per_intr: f64,
-    /// TCP segments sent, system-wide.
+    /// TCP segments (UDP: datagrams) sent, system-wide.
     pub packets_sent: u64,
-    /// TCP segments received, system-wide.
+    /// TCP segments (UDP: datagrams) received, system-wide.
     pub packets_received: u64,
-    /// TCP segments retransmitted, system-wide.
+    /// TCP segments retransmitted, system-wide (UDP: 0).
     pub retransmits: u64,
-    /// Failed connection attempts (NTttcp's "Errors").
+    /// Failed connection attempts (UDP: datagrams not delivered), NTttcp's "Errors".
     pub errors: u64,
     /// System-wide busy CPU %.
     pub cpu_pct: f64,
@@ -79,16 +79,23 @@ pub fn thread(t: &ThreadResult) -> ThreadFigures {
 pub fn totals(r: &Report) -> Totals {
     let bytes = r.total_bytes() as f64;
     let secs = r.realtime_s;
-    let tcp = &r.sys.tcp;
+    // NTttcp's packet columns: TCP segments, or for UDP datagrams (ntttcp-windows.md 1.8).
+    let (sent, received, retransmits, errors) = if r.is_udp() {
+        let u = &r.sys.udp;
+        (u.out_datagrams, u.in_datagrams, 0, u.in_errors)
+    } else {
+        let t = &r.sys.tcp;
+        (t.out_segs, t.in_segs, t.retrans_segs, t.attempt_fails)
+    };
     let segments = match r.side {
-        Side::Sender => tcp.out_segs,
-        Side::Receiver => tcp.in_segs,
+        Side::Sender => sent,
+        Side::Receiver => received,
     };
     let cpu_pct = r.sys.cpu.busy_fraction() * 100.0;
     let bytes_per_s = ratio(bytes, secs);
     let busy_hz = cpu_pct / 100.0 * r.cpu_count as f64 * r.cpu_mhz * 1e6;
     let buffers = ratio(bytes, r.buffer_len as f64);
-    let received = tcp.in_segs as f64;
+    let received = received as f64;
     Totals {
         meg: bytes / MB,
         realtime: secs,
@@ -101,10 +108,10 @@ pub fn totals(r: &Report) -> Totals {
         pkts_per_dpc: ratio(received, r.sys.net_rx as f64),
         intr_per_s: ratio(r.sys.interrupts as f64, secs),
         pkts_per_intr: ratio(received, r.sys.interrupts as f64),
-        packets_sent: tcp.out_segs,
-        packets_received: tcp.in_segs,
-        retransmits: tcp.retrans_segs,
-        errors: tcp.attempt_fails,
+        packets_sent: sent,
+        packets_received: received as u64,
+        retransmits,
+        errors,
         cpu_pct,
     }
 }

@@ -37,7 +37,7 @@ pub struct Counters {
 impl Counters {
     /// Adds one completed call of `n` bytes. Only the owning thread calls this.
     #[inline]
-    fn add(&self, n: usize) {
+    pub(crate) fn add(&self, n: usize) {
         let b = self.bytes.load(Ordering::Relaxed);
         self.bytes.store(b + n as u64, Ordering::Relaxed);
         let o = self.ops.load(Ordering::Relaxed);
@@ -70,10 +70,33 @@ pub struct Worker {
     pub applied: Mutex<Option<Applied>>,
     /// Receiver: peer addresses of the connections accepted since the last report.
     pub peers: Mutex<Vec<SocketAddr>>,
+    /// UDP receiver: loss, duplicate, reorder and jitter accounting.
+    pub udp: crate::udp::Counters,
     failure: Mutex<Option<String>>,
 }
 
+/// A worker's counters at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sample {
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Completed calls.
+    pub ops: u64,
+    /// UDP receive accounting (all zero otherwise).
+    pub udp: crate::udp::Tally,
+}
+
 impl Worker {
+    /// Samples the counters.
+    pub fn sample(&self) -> Sample {
+        let (bytes, ops) = self.counters.sample();
+        Sample {
+            bytes,
+            ops,
+            udp: self.udp.sample(),
+        }
+    }
+
     /// Records the first failure of this worker.
     pub fn fail(&self, msg: String) {
         let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
@@ -113,7 +136,7 @@ impl Applied {
 
 /// Sets the buffer sizes of `opts` on `sock` (before connect or listen, so window
 /// scaling is negotiated for them).
-fn set_buffers(sock: &Socket, opts: &SockOpts) -> io::Result<()> {
+pub(crate) fn set_buffers(sock: &Socket, opts: &SockOpts) -> io::Result<()> {
     if let Some(b) = opts.send_buffer {
         sock.set_send_buffer_size(b)?;
     }
@@ -124,7 +147,7 @@ fn set_buffers(sock: &Socket, opts: &SockOpts) -> io::Result<()> {
 }
 
 /// Sleeps `wait` in slices, returning early once `stop` is set.
-fn nap(wait: Duration, stop: &Flag) {
+pub(crate) fn nap(wait: Duration, stop: &Flag) {
     let until = Instant::now() + wait;
     while !stop.is_set() {
         let left = until.saturating_duration_since(Instant::now());
@@ -136,7 +159,7 @@ fn nap(wait: Duration, stop: &Flag) {
 }
 
 /// Marks a worker finished when its thread ends, and failed if it ends by panicking.
-struct FinishGuard<'a>(&'a Worker);
+pub(crate) struct FinishGuard<'a>(pub(crate) &'a Worker);
 
 impl Drop for FinishGuard<'_> {
     fn drop(&mut self) {
@@ -173,7 +196,7 @@ pub struct SendPlan {
 }
 
 /// Send timeout of blocking writes: how late a blocked writer may notice "stop".
-const WRITE_POLL: Duration = Duration::from_millis(100);
+pub(crate) const WRITE_POLL: Duration = Duration::from_millis(100);
 
 /// Body of a sender worker thread; `index` is its thread number (for TCP_INFO rows).
 pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
@@ -205,10 +228,8 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
             }
         }
     }
-    while !start.wait_timeout(Duration::from_millis(100)) {
-        if stop.is_set() {
-            return;
-        }
+    if !wait_start(&start, &stop) {
+        return;
     }
     let buf = vec![b'A'; plan.size];
     let blocking = match plan.io {
@@ -244,8 +265,18 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
     }
 }
 
+/// Waits for "start"; false if "stop" came first.
+pub(crate) fn wait_start(start: &Flag, stop: &Flag) -> bool {
+    while !start.wait_timeout(Duration::from_millis(100)) {
+        if stop.is_set() {
+            return false;
+        }
+    }
+    true
+}
+
 /// Where connection `i` of a worker binds: the `-a` address and/or its `-f` port.
-fn local_bind(plan: &SendPlan, i: usize) -> Option<(SocketAddr, Option<String>)> {
+pub(crate) fn local_bind(plan: &SendPlan, i: usize) -> Option<(SocketAddr, Option<String>)> {
     if plan.source.is_none() && plan.source_port.is_none() {
         return None;
     }

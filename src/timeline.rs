@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::config::Timeline;
-use crate::stream::Worker;
+use crate::stream::{Sample, Worker};
 use crate::sys::Snapshot;
 
 /// Something that ends or shortens a phase.
@@ -154,10 +154,10 @@ impl Plan {
 pub struct Window {
     /// Length of the measurement window in seconds (0 if it never started).
     pub seconds: f64,
-    /// Per-worker (bytes, calls) at the start and end of the window.
-    pub start: Vec<(u64, u64)>,
+    /// Per-worker counters at the start of the window.
+    pub start: Vec<Sample>,
     /// Same, at the end.
-    pub end: Vec<(u64, u64)>,
+    pub end: Vec<Sample>,
     /// System counters at the start of the window.
     pub sys_start: Snapshot,
     /// System counters at the end of the window.
@@ -207,8 +207,8 @@ fn total(workers: &[Arc<Worker>]) -> u64 {
 }
 
 /// Samples every worker's counters.
-pub fn sample(workers: &[Arc<Worker>]) -> Vec<(u64, u64)> {
-    workers.iter().map(|w| w.counters.sample()).collect()
+pub fn sample(workers: &[Arc<Worker>]) -> Vec<Sample> {
+    workers.iter().map(|w| w.sample()).collect()
 }
 
 /// Runs the phases from `t0` (the moment traffic was released), telling `progress` about
@@ -277,7 +277,7 @@ async fn measure<M: Monitor>(
     m0: Instant,
     end_at: Option<Instant>,
     plan: &Plan,
-    start: &[(u64, u64)],
+    start: &[Sample],
     workers: &[Arc<Worker>],
     mon: &mut M,
     progress: &dyn Fn(Progress),
@@ -299,7 +299,11 @@ async fn measure<M: Monitor>(
             progress(Progress::Interval(IntervalSample {
                 start_s: last_t,
                 end_s: t,
-                thread_bytes: now.iter().zip(&last).map(|(n, l)| n.0 - l.0).collect(),
+                thread_bytes: now
+                    .iter()
+                    .zip(&last)
+                    .map(|(n, l)| n.bytes - l.bytes)
+                    .collect(),
                 planned_s: plan.measure.map(|d| d.as_secs_f64()),
             }));
         }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 use crate::config::{
-    self, Config, Dialect, IoMode, PortPlan, Role, Timeline, UsageError, loopback_host,
+    self, Config, Dialect, IoMode, PortPlan, Protocol, Role, Timeline, UsageError, loopback_host,
 };
 use crate::report::Format;
 use values::{ByteSize, CpuSpec, Mapping, Rate, SockBuf, strip_brackets};
@@ -87,9 +87,25 @@ pub struct Cli {
     #[arg(short = 'p', long = "port", value_name = "PORT")]
     pub port: Option<u16>,
 
-    /// Bytes per send()/recv() call, K/M/G = 1024-based [sender 128K, receiver 64K].
+    /// Bytes per send()/recv() call, K/M/G = 1024-based [sender 128K, receiver 64K;
+    /// UDP: the datagram size, default the largest that fits the path MTU].
     #[arg(short = 'b', long = "buffer", value_name = "SIZE")]
     pub buffer: Option<ByteSize>,
+
+    /// UDP data (the sync channel stays TCP): the receiver reports loss, duplicates,
+    /// reordering and jitter from each datagram's sequence number and timestamp.
+    #[arg(short = 'u', long = "udp")]
+    pub udp: bool,
+
+    /// Sender: send from an in-memory file with sendfile() (zero-copy; changes what is
+    /// measured, and every report says so).
+    #[arg(short = 'Z', long = "sendfile")]
+    pub sendfile: bool,
+
+    /// Receiver: discard received data with MSG_TRUNC instead of copying it (changes
+    /// what is measured, and every report says so).
+    #[arg(long = "skip-rx-copy")]
+    pub skip_rx_copy: bool,
 
     /// Warm-up seconds: traffic flows but is not counted.
     #[arg(
@@ -599,6 +615,12 @@ fn to_config(
                 .into(),
         );
     }
+    let protocol = if cli.udp {
+        Protocol::Udp
+    } else {
+        Protocol::Tcp
+    };
+    check_transport(&cli, role, protocol)?;
     let timeout = match (cli.timeout, cli.timeout_ms) {
         (Some(s), _) => Duration::from_secs(s.into()),
         (None, Some(0)) => Duration::from_secs(3600),
@@ -634,7 +656,13 @@ fn to_config(
         threads_per_port,
         conns_per_thread: cli.connections.unwrap_or(1),
         base_port,
+        protocol,
         send_size: size.unwrap_or(config::DEFAULT_SEND_SIZE),
+        fit_datagrams: cli.udp && size.is_none(),
+        zero_copy: config::ZeroCopy {
+            sendfile: cli.sendfile,
+            skip_rx_copy: cli.skip_rx_copy,
+        },
         recv_size: size.unwrap_or(config::DEFAULT_RECV_SIZE),
         timeline: Timeline {
             warmup: cli.warmup.unwrap_or(0),
@@ -674,6 +702,45 @@ fn to_config(
         show_interrupts: cli.show_dev_interrupts,
         interval: None,
     })
+}
+
+/// Rules of UDP and the zero-copy paths.
+fn check_transport(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
+    let err = |m: &str| Err(UsageError(m.into()));
+    if cli.sendfile && role == Role::Receiver {
+        return err("-Z/--sendfile applies to the sender: drop it on the receiver");
+    }
+    if cli.skip_rx_copy && role == Role::Sender {
+        return err("--skip-rx-copy applies to the receiver: drop it on the sender");
+    }
+    if protocol == Protocol::Tcp {
+        return Ok(());
+    }
+    if cli.no_delay {
+        return err("--no-delay (TCP_NODELAY) is not applicable for UDP (-u)");
+    }
+    if cli.sendfile {
+        return err(
+            "-Z/--sendfile cannot stamp datagrams with sequence numbers: it is for TCP, not \
+             UDP (-u)",
+        );
+    }
+    if cli.io == Some(IoMode::Async) {
+        return err("--io async is for TCP: UDP (-u) senders use blocking sends");
+    }
+    if let Some(b) = cli.buffer
+        && role != Role::Receiver
+        && (b.0 as usize) < crate::udp::STAMP_LEN
+    {
+        return Err(UsageError(format!(
+            "invalid value '{}' for '-b': UDP datagrams carry a {}-byte sequence and time \
+             stamp, so they are at least {} bytes",
+            b.0,
+            crate::udp::STAMP_LEN,
+            crate::udp::STAMP_LEN
+        )));
+    }
+    Ok(())
 }
 
 /// Role-specific address rules: a sender needs a receiver address for every port, a

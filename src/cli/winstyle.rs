@@ -89,7 +89,7 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
     flag("rb", "recv-buffer", Arity::One),
     flag("sb", "send-buffer", Arity::One),
     flag("ndl", "no-delay", Arity::None),
-    unsupported("u", Arity::None, "UDP"),
+    flag("u", "udp", Arity::None),
     unsupported("uc", Arity::None, "unconnected UDP"),
     unsupported("w", Arity::None, "WSASend/WSARecv"),
     unsupported("x", Arity::Optional, "TransmitPackets"),
@@ -114,10 +114,6 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
     unsupported("uro", Arity::None, "UDP receive coalescing"),
     unsupported("hv", Arity::None, "Hyper-V sockets"),
 ];
-
-/// ntttcp-for-linux 1.4.3 flags this build does not implement yet, so they get a clear
-/// error instead of clap's "unexpected argument" (which would suggest a typo).
-const LINUX_UNSUPPORTED: &[(&str, &str)] = &[("-u", "UDP")];
 
 /// The result of normalizing one command line.
 #[derive(Debug, PartialEq, Eq)]
@@ -212,15 +208,6 @@ fn linux(
 ) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(args.len());
     for a in args {
-        if let Some((flag, what)) = LINUX_UNSUPPORTED.iter().find(|(f, _)| {
-            a == *f
-                || (f.len() == 2 && a.starts_with(f))
-                || (f.starts_with("--") && a.starts_with(&format!("{f}=")))
-        }) {
-            return Err(format!(
-                "flag '{flag}' ({what}) is not supported by this ntttcp yet"
-            ));
-        }
         match a.strip_prefix('-') {
             Some(name)
                 if !name.starts_with('-')
@@ -422,9 +409,14 @@ mod tests {
         let e = norm("-s -m 1,*,h -ns -N 5").unwrap_err();
         assert!(e.contains("'-N'") && e.contains("count mode"), "{e}");
         // -x is TransmitPackets, -D verify data, -a async I/O on Windows.
-        for f in ["-x", "-D", "-a", "-u"] {
+        for f in ["-x", "-D", "-a"] {
             let e = norm(&format!("-s -m 1,*,h -ns {f}")).unwrap_err();
             assert!(e.contains("not supported"), "{f}: {e}");
+        }
+        // -u is UDP in both dialects; -U too (names are case-insensitive).
+        for f in ["-u", "-U"] {
+            let n = norm(&format!("-s -m 1,*,h -ns {f}")).unwrap();
+            assert!(words(&n).contains(&"--udp".to_string()), "{f}");
         }
         // -W and -C are not Windows flags at all (warm-up is -wu, cool-down -cd).
         let e = norm("-s -m 1,*,h -ns -C 1").unwrap_err();
@@ -442,12 +434,7 @@ mod tests {
     }
 
     #[test]
-    fn linux_unsupported_flags_say_so() {
-        // The Linux letters of the collision table that this build does not implement.
-        for f in ["-u", "-u6"] {
-            let e = norm(&format!("-r {f}")).unwrap_err();
-            assert!(e.contains("not supported"), "{f}: {e}");
-        }
+    fn unknown_dialect_is_named() {
         assert!(norm("-r --dialect mac").unwrap_err().contains("--dialect"));
     }
 }

@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{Config, MAX_WAITING_CLIENTS, Role, SockOpts};
+use crate::config::{Config, MAX_WAITING_CLIENTS, Protocol, Role, SockOpts};
 use crate::control::message::{Reply, Request, RequestPhase, State};
 use crate::control::{Connection, Incoming, Writer, windows};
 use crate::report::{Report, Side};
@@ -26,6 +26,7 @@ use crate::stop::Flag;
 use crate::stream::{self, Worker};
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
+use crate::udp;
 use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers};
 use sessions::{Policy, SharedState, StartRequest};
 
@@ -43,8 +44,11 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
     for j in 0..cfg.ports.len() {
         let addr = SocketAddr::new(ip(j)?, cfg.port(j));
         listeners.push(
-            stream::listen(addr, &cfg.sockopts)
-                .with_context(|| format!("cannot listen on data port {} ({addr})", addr.port()))?,
+            match cfg.protocol {
+                Protocol::Tcp => stream::listen(addr, &cfg.sockopts).map(DataPort::Tcp),
+                Protocol::Udp => udp::bind(addr, &cfg.sockopts).map(DataPort::Udp),
+            }
+            .with_context(|| format!("cannot listen on data port {} ({addr})", addr.port()))?,
         );
     }
     let bind_tokio = |addr: SocketAddr, what: &str| {
@@ -96,13 +100,20 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
         let (w, flows, stop, size) = (w.clone(), flows.clone(), stop.clone(), cfg.recv_size);
         let no_delay = cfg.sockopts.no_delay;
         if j == 0 {
+            let sock = match &l {
+                DataPort::Tcp(l) => socket2::SockRef::from(l),
+                DataPort::Udp(s) => socket2::SockRef::from(s),
+            };
             *w.applied.lock().unwrap_or_else(|p| p.into_inner()) =
-                Some(stream::Applied::read(&socket2::SockRef::from(&l)));
+                Some(stream::Applied::read(&sock));
         }
         handles.push(
             std::thread::Builder::new()
                 .name(format!("recv-{j}"))
-                .spawn(move || stream::recv_worker(l, cpu, size, no_delay, w, flows, stop))
+                .spawn(move || match l {
+                    DataPort::Tcp(l) => stream::recv_worker(l, cpu, size, no_delay, w, flows, stop),
+                    DataPort::Udp(s) => udp::recv_worker(s, cpu, w, flows, stop),
+                })
                 .context("create receiver worker thread")?,
         );
     }
@@ -153,6 +164,12 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
         return Err(Interrupted.into());
     }
     Ok(reports)
+}
+
+/// A bound data port.
+enum DataPort {
+    Tcp(std::net::TcpListener),
+    Udp(std::net::UdpSocket),
 }
 
 /// A test that has begun: when, the negotiated cycle, the senders' sync connections.
@@ -283,6 +300,7 @@ async fn test(
         silence: Silence::new(workers, cfg.timeout),
         seen_open: false,
         sync: cfg.linux_sync(),
+        udp: cfg.protocol == Protocol::Udp,
     };
     // The sender's proposal is its whole cycle: our cool-down must fit inside it.
     let plan = Plan {
@@ -346,6 +364,8 @@ struct ReceiverMonitor<'a> {
     silence: Silence,
     seen_open: bool,
     sync: bool,
+    /// UDP data: no connection ever closes, so only the sync channel tells the end.
+    udp: bool,
 }
 
 impl ReceiverMonitor<'_> {
@@ -363,6 +383,9 @@ impl ReceiverMonitor<'_> {
     /// Resolves when the senders are done: every sync session (or, without sync, every
     /// data connection) has closed.
     async fn drained(&mut self) {
+        if !self.sync && self.udp {
+            return;
+        }
         while self.sync && self.open_sessions > 0 || !self.sync && !self.all_closed() {
             match self.next(Phase::Cooldown).await {
                 Event::Interrupted => return,

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::report::Report;
+use crate::report::{Report, UdpResult};
 use crate::stats;
 
 /// Renders the per-thread table (unless `hide_per_thread`) and the Totals tables.
@@ -52,6 +52,9 @@ pub fn render(r: &Report, hide_per_thread: bool) -> String {
         "{:>12} {:>16} {:>11} {:>6} {:>10.3}",
         t.packets_sent, t.packets_received, t.retransmits, t.errors, t.cpu_pct
     );
+    if let Some(total) = r.udp_total() {
+        udp_table(&mut o, r, &total, hide_per_thread);
+    }
     // -V on a sender: which connection suffered (TCP_INFO at the end of the test).
     if r.params.verbose && !r.tcp_connections.is_empty() {
         o.push_str("\n\nConn Thread Local Port  RTT(us) RTTVar(us) Cwnd(segs)  MSS(B) Retrans\n");
@@ -77,6 +80,44 @@ pub fn render(r: &Report, hide_per_thread: bool) -> String {
         o.push_str("\n\nNOTE::Avg CPU% drops below 0% if test duration is too short\n\n");
     }
     o
+}
+
+/// A UDP receiver's accounting per thread and in total (NTttcp has no such table).
+fn udp_table(o: &mut String, r: &Report, total: &UdpResult, hide_per_thread: bool) {
+    o.push_str(
+        "\n\nThread    Datagrams         Lost  Loss(%)   Duplicates Out of Order  Jitter(ms)\n",
+    );
+    o.push_str("====== ============ ============ ======== ============ ============ ===========\n");
+    let row = |o: &mut String, name: &str, u: &UdpResult| {
+        let na =
+            |v: Option<f64>, w: usize| v.map_or(format!("{:>w$}", "n/a"), |v| format!("{v:>w$.3}"));
+        let _ = writeln!(
+            o,
+            "{name:>6} {:>12} {:>12} {} {:>12} {:>12} {}",
+            u.datagrams,
+            u.lost,
+            na(u.loss_percent, 8),
+            u.duplicates,
+            u.out_of_order,
+            na(u.jitter_ms, 11)
+        );
+    };
+    if !hide_per_thread {
+        for t in &r.threads {
+            if let Some(u) = &t.udp {
+                row(o, &t.index.to_string(), u);
+            }
+        }
+    }
+    row(o, "Total", total);
+    if total.unstamped > 0 {
+        let _ = writeln!(
+            o,
+            "{} datagrams carried no ntttcp stamp (another tool sent them): their loss is \
+             unknown",
+            total.unstamped
+        );
+    }
 }
 
 #[cfg(test)]
@@ -130,6 +171,46 @@ mod tests {
             ),
             "{got}"
         );
+    }
+
+    #[test]
+    fn udp_receiver_table() {
+        let mut r = seed_report();
+        r.side = Side::Receiver;
+        r.params.protocol = crate::config::Protocol::Udp;
+        for (i, t) in r.threads.iter_mut().enumerate() {
+            t.udp = Some(UdpResult {
+                datagrams: 1000,
+                expected: 1000 + i as u64 * 10,
+                lost: i as u64 * 10,
+                loss_percent: Some(i as f64 * 10.0 / (1000.0 + i as f64 * 10.0) * 100.0),
+                duplicates: 0,
+                out_of_order: 2,
+                unstamped: 0,
+                jitter_ms: Some(0.25),
+            });
+        }
+        r.threads[3].udp.as_mut().unwrap().jitter_ms = None;
+        let got = render(&r, false);
+        assert!(
+            got.contains(
+                "Thread    Datagrams         Lost  Loss(%)   Duplicates Out of Order  Jitter(ms)\n\
+                 ====== ============ ============ ======== ============ ============ ===========\n\
+                 \x20    0         1000            0    0.000            0            2       0.250\n"
+            ),
+            "{got}"
+        );
+        assert!(
+            got.contains(
+                " Total         4000           60    1.478            0            8       0.250\n"
+            ),
+            "{got}"
+        );
+        assert!(got.contains(
+            "     3         1000           30    2.913            0            2         n/a\n"
+        ));
+        let hidden = render(&r, true);
+        assert!(hidden.contains(" Total ") && !hidden.contains("     0         1000"));
     }
 
     #[test]

@@ -56,13 +56,28 @@ fn tf(b: bool) -> J {
     s(if b { "True" } else { "False" })
 }
 
+/// A UDP receiver's accounting, in the file's metric/value style (the original has none).
+fn udp(u: &crate::report::UdpResult) -> J {
+    let na = |v: Option<f64>| v.map_or("NA".into(), |v| format!("{v:.3}"));
+    J::A(vec![
+        mv("datagrams", u.datagrams.to_string()),
+        mv("datagrams_expected", u.expected.to_string()),
+        mv("datagrams_lost", u.lost.to_string()),
+        mv("loss_%", na(u.loss_percent)),
+        mv("duplicates", u.duplicates.to_string()),
+        mv("out_of_order", u.out_of_order.to_string()),
+        mv("unstamped", u.unstamped.to_string()),
+        mv("jitter_ms", na(u.jitter_ms)),
+    ])
+}
+
 /// The ntttcp-for-linux `-j` file.
 pub fn linux(r: &Report) -> String {
     let p = &r.params;
     let l = stats::linux(r);
     let w = stats::totals(r);
     let (irq_total, irq_rate) = super::xml::dev_or_system_interrupts(r);
-    let params = J::O(vec![
+    let mut params = vec![
         ("sendSocketBuff", s(p.send_size)),
         ("recvSocketBuff", s(p.recv_size)),
         ("port", s(p.port)),
@@ -73,7 +88,7 @@ pub fn linux(r: &Report) -> String {
         ("verbose", tf(p.verbose)),
         ("wsa", tf(false)),
         ("useIpv6", tf(p.ipv6)),
-        ("udp", tf(false)),
+        ("udp", tf(r.is_udp())),
         ("verifyData", tf(false)),
         ("waitAll", tf(false)),
         ("runTime", s(p.timeline.duration)),
@@ -94,7 +109,14 @@ pub fn linux(r: &Report) -> String {
         ("qosFlag", tf(false)),
         ("jitterMeasurement", tf(false)),
         ("packetSpacing", s(0)),
-    ]);
+    ];
+    let z = p.zero_copy;
+    if z.sendfile || z.skip_rx_copy {
+        // Only when on, so ordinary runs keep the original's parameter list.
+        params.push(("zeroCopySendfile", tf(z.sendfile)));
+        params.push(("zeroCopySkipRxCopy", tf(z.skip_rx_copy)));
+    }
+    let params = J::O(params);
     let mut top = vec![
         ("computername", s(&r.host)),
         ("version", s("5.33-linux")),
@@ -106,7 +128,7 @@ pub fn linux(r: &Report) -> String {
             .iter()
             .map(|t| {
                 let (kb, mb, mbps) = stats::linux_thread(r, t);
-                J::O(vec![
+                let mut members = vec![
                     ("index", s(t.index)),
                     ("realTime", mv("s", format!("{:.3}", r.realtime_s))),
                     (
@@ -121,7 +143,11 @@ pub fn linux(r: &Report) -> String {
                         "avgBytesPerCompl",
                         mv("B", format!("{:.3}", stats::thread(t).avg_bytes_per_compl)),
                     ),
-                ])
+                ];
+                if let Some(u) = &t.udp {
+                    members.push(("udp", udp(u)));
+                }
+                J::O(members)
             })
             .collect();
         top.push(("threads", J::A(threads)));
@@ -167,6 +193,11 @@ pub fn linux(r: &Report) -> String {
         ("packetsReceived", s(w.packets_received)),
         ("packets_retransmitted", s(w.retransmits)),
         ("errors", s(w.errors)),
+    ]);
+    if let Some(u) = r.udp_total() {
+        top.push(("udp", udp(&u)));
+    }
+    top.extend([
         ("cpu", mv("%", format!("{:.3}", l.cpu_busy_all))),
         ("bufferCount", s(format!("{:.0}", w.buffers.floor()))),
         ("bufferLen", s(r.buffer_len)),

@@ -75,6 +75,44 @@ pub fn extra_lines(r: &Report) -> Vec<String> {
     o
 }
 
+/// The UDP lines of the Totals block: datagrams sent (sender) or the receiver's
+/// accounting, per thread first with `verbose` when there are several.
+pub fn udp_lines(r: &Report, verbose: bool) -> Vec<String> {
+    let Some(total) = r.udp_total() else {
+        let sent: u64 = r.threads.iter().map(|t| t.ops).sum();
+        return vec![format!("\t datagrams sent\t:{sent}")];
+    };
+    let na = |v: Option<f64>, unit: &str| v.map_or("n/a".into(), |v| format!("{v:.3}{unit}"));
+    let mut o = Vec::new();
+    let mut block = |who: String, u: &crate::report::UdpResult| {
+        o.push(format!("\t {who}datagrams\t:{}", u.datagrams));
+        o.push(format!(
+            "\t {who}lost\t\t:{} of {} ({})",
+            u.lost,
+            u.expected,
+            na(u.loss_percent, "%")
+        ));
+        o.push(format!("\t {who}duplicated\t:{}", u.duplicates));
+        o.push(format!("\t {who}out of order\t:{}", u.out_of_order));
+        o.push(format!("\t {who}jitter\t\t:{}", na(u.jitter_ms, " ms")));
+        if u.unstamped > 0 {
+            o.push(format!(
+                "\t {who}unstamped\t:{} (sent by another tool: loss unknown)",
+                u.unstamped
+            ));
+        }
+    };
+    if verbose && r.threads.len() > 1 {
+        for t in &r.threads {
+            if let Some(u) = &t.udp {
+                block(format!("thread {} ", t.index), u);
+            }
+        }
+    }
+    block(String::new(), &total);
+    o
+}
+
 /// The per-thread table (with `verbose`), "N connections tested" (sender), the Totals
 /// block and the closing dashes.
 pub fn render(r: &Report, verbose: bool) -> String {
@@ -100,7 +138,14 @@ pub fn render(r: &Report, verbose: bool) -> String {
         "\t throughput\t:{}",
         format_throughput(r.total_bytes(), r.realtime_s)
     ));
-    line(format!("\t retrans segs\t:{}", t.retransmits));
+    if r.is_udp() {
+        // As upstream, no retransmit line for UDP; ours adds what the stamps tell.
+        for l in udp_lines(r, verbose) {
+            line(l);
+        }
+    } else {
+        line(format!("\t retrans segs\t:{}", t.retransmits));
+    }
     for extra in extra_lines(r) {
         line(extra);
     }

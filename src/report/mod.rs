@@ -58,8 +58,78 @@ pub struct ThreadResult {
     pub seconds: f64,
     /// Bytes sent or received in the window.
     pub bytes: u64,
-    /// Completed send or recv calls in the window.
+    /// Completed send or recv calls in the window (UDP: datagrams).
     pub ops: u64,
+    /// UDP receiver: what the datagrams' stamps tell about the window; null otherwise.
+    pub udp: Option<UdpResult>,
+}
+
+/// A UDP receiver's accounting over the measurement window, from the sequence numbers
+/// and send times our sender stamps into each datagram.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct UdpResult {
+    /// Datagrams received, duplicates included (= calls).
+    pub datagrams: u64,
+    /// Stamped datagrams the sequence numbers say were sent in the window.
+    pub expected: u64,
+    /// Of those, datagrams that never arrived.
+    pub lost: u64,
+    /// lost / expected × 100; null when nothing stamped was expected.
+    pub loss_percent: Option<f64>,
+    /// Datagrams received more than once.
+    pub duplicates: u64,
+    /// Datagrams that arrived after a higher sequence number.
+    pub out_of_order: u64,
+    /// Datagrams without our stamp (sent by another tool): their loss is unknown.
+    pub unstamped: u64,
+    /// RFC 3550 interarrival jitter at the end of the window, mean over the flows,
+    /// milliseconds; null without stamped datagrams.
+    pub jitter_ms: Option<f64>,
+}
+
+impl UdpResult {
+    /// What the stamps say between two samples of a worker (`ops` = datagrams).
+    pub fn between(a: &crate::stream::Sample, b: &crate::stream::Sample) -> Self {
+        let (x, y) = (&a.udp, &b.udp);
+        let expected = y.expected.saturating_sub(x.expected);
+        let received = y.received.saturating_sub(x.received);
+        let lost = expected.saturating_sub(received);
+        Self {
+            datagrams: b.ops.saturating_sub(a.ops),
+            expected,
+            lost,
+            loss_percent: percent(lost, expected),
+            duplicates: y.duplicates.saturating_sub(x.duplicates),
+            out_of_order: y.out_of_order.saturating_sub(x.out_of_order),
+            unstamped: y.unstamped.saturating_sub(x.unstamped),
+            jitter_ms: y.jitter_ms(),
+        }
+    }
+
+    /// The sum of several threads' results; jitter is the mean of those that have one.
+    pub fn sum<'a>(all: impl IntoIterator<Item = &'a Self>) -> Self {
+        let mut t = Self::default();
+        let (mut jitter, mut n) = (0.0, 0);
+        for u in all {
+            t.datagrams += u.datagrams;
+            t.expected += u.expected;
+            t.lost += u.lost;
+            t.duplicates += u.duplicates;
+            t.out_of_order += u.out_of_order;
+            t.unstamped += u.unstamped;
+            if let Some(j) = u.jitter_ms {
+                jitter += j;
+                n += 1;
+            }
+        }
+        t.jitter_ms = (n > 0).then(|| jitter / f64::from(n));
+        t.loss_percent = percent(t.lost, t.expected);
+        t
+    }
+}
+
+fn percent(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 * 100.0 / whole as f64)
 }
 
 /// What the run was asked to do, as the structured outputs report it.
@@ -87,6 +157,10 @@ pub struct Params {
     pub verbose: bool,
     /// The I/O and wait deadline in milliseconds.
     pub timeout_ms: u64,
+    /// "tcp" or "udp".
+    pub protocol: crate::config::Protocol,
+    /// Zero-copy paths in use (they change what is measured).
+    pub zero_copy: crate::config::ZeroCopy,
 }
 
 impl Params {
@@ -104,6 +178,8 @@ impl Params {
             ipv6: cfg.ipv6,
             verbose: cfg.verbose,
             timeout_ms: cfg.timeout.as_millis() as u64,
+            protocol: cfg.protocol,
+            zero_copy: cfg.zero_copy,
         }
     }
 }
@@ -195,8 +271,10 @@ impl Report {
                 index,
                 port: ports.get(index).copied().unwrap_or(0),
                 seconds: w.seconds,
-                bytes: b.0.saturating_sub(a.0),
-                ops: b.1.saturating_sub(a.1),
+                bytes: b.bytes.saturating_sub(a.bytes),
+                ops: b.ops.saturating_sub(a.ops),
+                udp: (side == Side::Receiver && cfg.protocol == crate::config::Protocol::Udp)
+                    .then(|| UdpResult::between(a, b)),
             })
             .collect();
         Self {
@@ -249,6 +327,19 @@ impl Report {
     pub fn total_bytes(&self) -> u64 {
         self.threads.iter().map(|t| t.bytes).sum()
     }
+
+    /// UDP receiver: the accounting over all threads; None otherwise.
+    pub fn udp_total(&self) -> Option<UdpResult> {
+        self.threads
+            .iter()
+            .any(|t| t.udp.is_some())
+            .then(|| UdpResult::sum(self.threads.iter().filter_map(|t| t.udp.as_ref())))
+    }
+
+    /// Whether the data connections were UDP.
+    pub fn is_udp(&self) -> bool {
+        self.params.protocol == crate::config::Protocol::Udp
+    }
 }
 
 /// Hand-built reports for renderer tests.
@@ -297,6 +388,8 @@ pub(crate) mod fixture {
                 ipv6: false,
                 verbose: false,
                 timeout_ms: 10_000,
+                protocol: crate::config::Protocol::Tcp,
+                zero_copy: Default::default(),
             },
             buffer_len: 65536,
             realtime_s: 300.00515,
@@ -309,6 +402,7 @@ pub(crate) mod fixture {
                     seconds: 300.006,
                     bytes: b * 65536,
                     ops: *b,
+                    udp: None,
                 })
                 .collect(),
             connections: 4,
@@ -331,6 +425,7 @@ pub(crate) mod fixture {
                 },
                 process_cpu_s: 120.0,
                 tcp_ext: Default::default(),
+                udp: Default::default(),
             },
             negotiated_cycle_s: Some(300),
             end: End::Completed,

@@ -62,7 +62,7 @@ pub struct SideReport<'a> {
     /// System-wide network counters over the window (the whole host or namespace).
     pub network: Network,
     /// One entry per worker thread.
-    pub threads: Vec<Thread>,
+    pub threads: Vec<Thread<'a>>,
     /// `--show-tcp-retrans`: TcpExt retransmit counters over the window, else null.
     pub tcp_retransmits: Option<crate::sys::net::TcpExt>,
     /// `--show-nic-packets`: that interface's packets over the window, else null.
@@ -74,8 +74,11 @@ pub struct SideReport<'a> {
     pub tcp_connections: &'a [crate::sys::socket::ConnInfo],
     /// Socket options asked for and as the kernel applied them.
     pub socket: &'a crate::report::SocketReport,
-    /// Receiver: `ip:port` of every data connection accepted for this test.
+    /// Receiver: `ip:port` of every data connection accepted for this test (UDP: of
+    /// every flow seen).
     pub peers: &'a [String],
+    /// UDP receiver: loss, duplicates, reordering and jitter over all threads; else null.
+    pub udp: Option<crate::report::UdpResult>,
 }
 
 /// Totals over all threads.
@@ -139,11 +142,13 @@ pub struct Network {
     pub interrupts: u64,
     /// NET_RX soft interrupts (/proc/softirqs; NTttcp's DPCs).
     pub net_rx_softirqs: u64,
+    /// UDP datagrams sent, received and not delivered, IPv4 and IPv6 together.
+    pub udp: crate::sys::net::UdpCounters,
 }
 
 /// One worker thread.
 #[derive(Debug, Serialize)]
-pub struct Thread {
+pub struct Thread<'a> {
     /// Thread index (sender) or port index (receiver).
     pub index: usize,
     /// Its data port.
@@ -156,6 +161,8 @@ pub struct Thread {
     pub calls: u64,
     /// Bits per second.
     pub bits_per_second: f64,
+    /// UDP receiver: this thread's loss, duplicates, reordering and jitter; else null.
+    pub udp: Option<&'a crate::report::UdpResult>,
 }
 
 impl<'a> SideReport<'a> {
@@ -208,6 +215,7 @@ impl<'a> SideReport<'a> {
                 failed_attempts: r.sys.tcp.attempt_fails,
                 interrupts: r.sys.interrupts,
                 net_rx_softirqs: r.sys.net_rx,
+                udp: r.sys.udp,
             },
             threads: r
                 .threads
@@ -223,6 +231,7 @@ impl<'a> SideReport<'a> {
                     } else {
                         0.0
                     },
+                    udp: t.udp.as_ref(),
                 })
                 .collect(),
             tcp_retransmits: r.tcp_retrans,
@@ -231,6 +240,7 @@ impl<'a> SideReport<'a> {
             tcp_connections: &r.tcp_connections,
             socket: &r.socket,
             peers: &r.peers,
+            udp: r.udp_total(),
         }
     }
 }

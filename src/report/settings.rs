@@ -16,6 +16,7 @@ pub fn render(cfg: &Config) -> String {
         _ => std::slice::from_ref(&cfg.role),
     };
     let on_off = |b: bool| if b { "enabled" } else { "disabled" };
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
     let secs = |s: u32, zero: &str| {
         if s == 0 {
             zero.to_string()
@@ -69,11 +70,17 @@ pub fn render(cfg: &Config) -> String {
     line("cpu affinity:\t\t", &cfg.ports[0].cpu.to_string());
     line("server address:\t\t", &cfg.host_of(0));
     line("domain:\t\t\t", if cfg.ipv6 { "IPv6" } else { "IPv4" });
-    line("protocol:\t\t", "TCP");
+    let udp = cfg.protocol == crate::config::Protocol::Udp;
+    line("protocol:\t\t", if udp { "UDP" } else { "TCP" });
     line("server port starting at:", &cfg.base_port.to_string());
     for role in roles {
         if *role == Role::Sender {
-            line("sender socket buffer (bytes):", &cfg.send_size.to_string());
+            let size = if cfg.fit_datagrams {
+                "fits the path MTU".to_string()
+            } else {
+                cfg.send_size.to_string()
+            };
+            line("sender socket buffer (bytes):", &size);
         } else {
             line(
                 "receiver socket buffer (bytes):",
@@ -81,12 +88,18 @@ pub fn render(cfg: &Config) -> String {
             );
         }
     }
-    line("tcp nodelay:\t\t", "no");
+    line("tcp nodelay:\t\t", yes_no(cfg.sockopts.no_delay));
+    if cfg.zero_copy.sendfile {
+        line("zero-copy send:\t\t", "sendfile");
+    }
+    if cfg.zero_copy.skip_rx_copy {
+        line("zero-copy receive:\t", "MSG_TRUNC (data not copied)");
+    }
     let tl = cfg.timeline;
     line("test warm-up (sec):\t", &secs(tl.warmup, "no"));
     line("test duration (sec):\t", &secs(tl.duration, "continuous"));
     line("test cool-down (sec):\t", &secs(tl.cooldown, "no"));
-    line("show system tcp retransmit:", "no");
+    line("show system tcp retransmit:", yes_no(cfg.show_tcp_retrans));
     line("quiet mode:\t\t", on_off(cfg.quiet));
     line("verbose mode:\t\t", on_off(cfg.verbose));
     format!("{header}{o}{}\n", "-".repeat(57))

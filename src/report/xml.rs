@@ -89,7 +89,7 @@ pub fn linux(r: &Report) -> String {
         ("verbose", tf(p.verbose).into()),
         ("wsa", "False".into()),
         ("use_ipv6", tf(p.ipv6).into()),
-        ("udp", "False".into()),
+        ("udp", tf(r.is_udp()).into()),
         ("verify_data", "False".into()),
         ("wait_all", "False".into()),
         ("run_time", p.timeline.duration.to_string()),
@@ -114,6 +114,7 @@ pub fn linux(r: &Report) -> String {
     for (tag, v) in params {
         d.el(2, tag, v);
     }
+    zero_copy(&mut d, r);
     d.close(1, "parameters");
     if p.verbose {
         for t in &r.threads {
@@ -125,6 +126,7 @@ pub fn linux(r: &Report) -> String {
             d.metric(2, "throughput", "mbps", format!("{mbps:.3}"));
             let avg = stats::thread(t).avg_bytes_per_compl;
             d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
+            udp(&mut d, 2, t.udp.as_ref());
             d.close(1, "thread");
         }
     }
@@ -153,6 +155,7 @@ pub fn linux(r: &Report) -> String {
     d.el(1, "packets_received", w.packets_received);
     d.el(1, "packets_retransmitted", w.retransmits);
     d.el(1, "errors", w.errors);
+    udp(&mut d, 1, r.udp_total().as_ref());
     d.el(1, "bufferCount", format!("{:.0}", w.buffers.floor()));
     d.el(1, "bufferLen", r.buffer_len);
     if r.tcp_retrans.is_some() {
@@ -219,6 +222,33 @@ pub(crate) fn retrans_rates(r: &Report) -> Vec<(&'static str, f64)> {
         ("slowStart_retrans_per_sec", rate(x.slow_start_retrans)),
         ("retrans_fail_per_sec", rate(x.retrans_fail)),
     ]
+}
+
+/// The zero-copy paths in use, as extra parameters (only when one is on, so files of
+/// ordinary runs keep the originals' parameter list).
+fn zero_copy(d: &mut Doc, r: &Report) {
+    let z = r.params.zero_copy;
+    if z.sendfile || z.skip_rx_copy {
+        d.el(2, "zero_copy_sendfile", tf(z.sendfile));
+        d.el(2, "zero_copy_skip_rx_copy", tf(z.skip_rx_copy));
+    }
+}
+
+/// A UDP receiver's accounting (the originals have none of it); nothing otherwise.
+fn udp(d: &mut Doc, depth: usize, u: Option<&crate::report::UdpResult>) {
+    let Some(u) = u else { return };
+    d.open(depth, "udp", "");
+    let depth = depth + 1;
+    d.metric(depth, "datagrams", "count", u.datagrams);
+    d.metric(depth, "datagrams_expected", "count", u.expected);
+    d.metric(depth, "datagrams_lost", "count", u.lost);
+    let na = |v: Option<f64>| v.map_or("NA".into(), |v| format!("{v:.3}"));
+    d.metric(depth, "loss", "%", na(u.loss_percent));
+    d.metric(depth, "duplicates", "count", u.duplicates);
+    d.metric(depth, "out_of_order", "count", u.out_of_order);
+    d.metric(depth, "unstamped", "count", u.unstamped);
+    d.metric(depth, "jitter", "ms", na(u.jitter_ms));
+    d.close(depth - 1, "udp");
 }
 
 /// NTttcp's -sb/-rb value: the size asked for, -1 when left to the kernel.
@@ -316,7 +346,7 @@ pub fn windows(r: &Report, hide_per_thread: bool) -> String {
         ("verbose", tf(p.verbose).into()),
         ("wsa", "False".into()),
         ("use_ipv6", tf(p.ipv6).into()),
-        ("udp", "False".into()),
+        ("udp", tf(r.is_udp()).into()),
         ("udp_unconnected", "False".into()),
         ("verify_data", "False".into()),
         ("wait_all", "False".into()),
@@ -345,6 +375,7 @@ pub fn windows(r: &Report, hide_per_thread: bool) -> String {
     for (tag, v) in params {
         d.el(2, tag, v);
     }
+    zero_copy(&mut d, r);
     d.close(1, "parameters");
     if !hide_per_thread {
         for t in &r.threads {
@@ -368,6 +399,7 @@ pub fn windows(r: &Report, hide_per_thread: bool) -> String {
             d.metric(2, "throughput", "Bps", format!("{:.1}", per_s(b)));
             let avg = stats::thread(t).avg_bytes_per_compl;
             d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
+            udp(&mut d, 2, t.udp.as_ref());
             d.close(1, "thread");
         }
     }
@@ -401,6 +433,7 @@ pub fn windows(r: &Report, hide_per_thread: bool) -> String {
     d.el(1, "packets_received", w.packets_received);
     d.el(1, "packets_retransmitted", w.retransmits);
     d.el(1, "errors", w.errors);
+    udp(&mut d, 1, r.udp_total().as_ref());
     d.metric(1, "cpu", "%", format!("{:.3}", w.cpu_pct));
     d.el(1, "num_processors", r.cpu_count);
     // Time mode: NTttcp's buffer count is "unlimited", 2^63 - 1.

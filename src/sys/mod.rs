@@ -25,6 +25,8 @@ pub struct Snapshot {
     pub net_rx: u64,
     /// TCP MIB counters from /proc/net/snmp.
     pub tcp: net::TcpCounters,
+    /// UDP MIB counters from /proc/net/snmp and /proc/net/snmp6.
+    pub udp: net::UdpCounters,
     /// This process's CPU time (user + system), in clock ticks.
     pub process_ticks: u64,
     /// TcpExt retransmit counters of /proc/net/netstat.
@@ -46,6 +48,8 @@ pub struct SysUsage {
     pub net_rx: u64,
     /// TCP segments and errors during the window.
     pub tcp: net::TcpCounters,
+    /// UDP datagrams and errors during the window.
+    pub udp: net::UdpCounters,
     /// CPU seconds this process used during the window (all threads).
     pub process_cpu_s: f64,
     /// TcpExt retransmit counters during the window.
@@ -66,6 +70,7 @@ impl Snapshot {
             interrupts: cpu::parse_intr_total(&stat).unwrap_or(0),
             net_rx: cpu::parse_net_rx(&softirqs).unwrap_or(0),
             tcp: net::parse_tcp(&snmp).unwrap_or_default(),
+            udp: net::parse_udp(&snmp, &read("/proc/net/snmp6")),
             process_ticks: cpu::parse_process_ticks(&me).unwrap_or(0),
             tcp_ext: net::parse_tcp_ext(&read("/proc/net/netstat")).unwrap_or_default(),
             nics: net::parse_net_dev(&read("/proc/net/dev")),
@@ -80,6 +85,7 @@ impl Snapshot {
             interrupts: self.interrupts.saturating_sub(earlier.interrupts),
             net_rx: self.net_rx.saturating_sub(earlier.net_rx),
             tcp: self.tcp.delta(&earlier.tcp),
+            udp: self.udp.delta(&earlier.udp),
             process_cpu_s: self.process_ticks.saturating_sub(earlier.process_ticks) as f64
                 / cpu::ticks_per_second(),
             tcp_ext: self.tcp_ext.delta(&earlier.tcp_ext),

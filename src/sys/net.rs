@@ -46,6 +46,62 @@ pub fn parse_tcp(snmp: &str) -> Option<TcpCounters> {
     })
 }
 
+/// The system-wide UDP MIB counters (IPv4 and IPv6 together): NTttcp's packet and error
+/// columns for UDP tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct UdpCounters {
+    /// Datagrams delivered to sockets (`InDatagrams`).
+    pub in_datagrams: u64,
+    /// Datagrams sent (`OutDatagrams`).
+    pub out_datagrams: u64,
+    /// Datagrams that could not be delivered (`InErrors`): NTttcp's UDP "Errors".
+    pub in_errors: u64,
+    /// Of those, dropped because a socket's receive buffer was full (`RcvbufErrors`).
+    pub rcvbuf_errors: u64,
+}
+
+impl UdpCounters {
+    /// Field-wise difference from `earlier`.
+    pub fn delta(&self, earlier: &Self) -> Self {
+        Self {
+            in_datagrams: self.in_datagrams.saturating_sub(earlier.in_datagrams),
+            out_datagrams: self.out_datagrams.saturating_sub(earlier.out_datagrams),
+            in_errors: self.in_errors.saturating_sub(earlier.in_errors),
+            rcvbuf_errors: self.rcvbuf_errors.saturating_sub(earlier.rcvbuf_errors),
+        }
+    }
+}
+
+/// The `Udp:` pair of /proc/net/snmp plus the `Udp6*` lines of /proc/net/snmp6 (either
+/// may be empty; a missing counter reads 0).
+pub fn parse_udp(snmp: &str, snmp6: &str) -> UdpCounters {
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let names: Vec<&str> = udp.next().unwrap_or("").split_whitespace().collect();
+    let values: Vec<&str> = udp.next().unwrap_or("").split_whitespace().collect();
+    let v6 = |name: &str| -> u64 {
+        snmp6
+            .lines()
+            .filter_map(|l| l.split_once(char::is_whitespace))
+            .find(|(n, _)| n.strip_prefix("Udp6") == Some(name))
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    let get = |name: &str| -> u64 {
+        let v4 = names
+            .iter()
+            .position(|n| *n == name)
+            .and_then(|i| values.get(i)?.parse().ok())
+            .unwrap_or(0);
+        v4 + v6(name)
+    };
+    UdpCounters {
+        in_datagrams: get("InDatagrams"),
+        out_datagrams: get("OutDatagrams"),
+        in_errors: get("InErrors"),
+        rcvbuf_errors: get("RcvbufErrors"),
+    }
+}
+
 /// TcpExt retransmit counters of /proc/net/netstat (`--show-tcp-retrans`); a counter
 /// the kernel no longer has (TCPForwardRetrans is gone from recent kernels) reads 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -218,6 +274,24 @@ Udp: 5 0 0 5
             "saturates instead of wrapping"
         );
         assert!(parse_tcp("Tcp: A B\n").is_none());
+    }
+
+    #[test]
+    fn udp_counters_add_both_families() {
+        let snmp6 = "Ip6InReceives                   \t9\nUdp6InDatagrams                 \t7\n\
+                     Udp6InErrors                    \t1\nUdp6OutDatagrams                \t8\n";
+        let u = parse_udp(SNMP, snmp6);
+        assert_eq!(
+            u,
+            UdpCounters {
+                in_datagrams: 12,
+                out_datagrams: 13,
+                in_errors: 1,
+                rcvbuf_errors: 0
+            }
+        );
+        assert_eq!(parse_udp("", ""), UdpCounters::default());
+        assert_eq!(u.delta(&parse_udp(SNMP, "")).in_datagrams, 7);
     }
 
     #[test]

@@ -45,6 +45,34 @@ pub fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_s: u64) -> std::io::Re
     }
 }
 
+/// The path MTU the kernel knows for a connected socket's destination (IP_MTU /
+/// IPV6_MTU: the route's MTU, lowered by any ICMP "packet too big" seen).
+#[allow(unsafe_code)]
+pub fn path_mtu(sock: &impl AsRawFd, ipv6: bool) -> std::io::Result<usize> {
+    let (level, name) = if ipv6 {
+        (libc::IPPROTO_IPV6, libc::IPV6_MTU)
+    } else {
+        (libc::IPPROTO_IP, libc::IP_MTU)
+    };
+    let mut mtu: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: we pass a pointer to a c_int we own and its exact size.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            level,
+            name,
+            (&mut mtu as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if rc == 0 && mtu > 0 {
+        Ok(mtu as usize)
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// TCP_INFO of a connected TCP socket; None if the kernel refuses.
 #[allow(unsafe_code)]
 pub fn tcp_info(sock: &impl AsRawFd, thread: usize, local_port: u16) -> Option<ConnInfo> {

@@ -1,0 +1,576 @@
+//! The UDP data path (`-u`): the datagram stamp, the receiver's loss accounting and the
+//! two worker loops.
+//!
+//! Every datagram our sender writes starts with a 24-byte stamp: a magic, the sending
+//! socket's random session id, its sequence number and its send time. From these the
+//! receiver counts, per flow (peer address + session), datagrams received, lost,
+//! duplicated and out of order, and the RFC 3550 interarrival jitter; the sender alone
+//! cannot know any of this (ntttcp-for-linux's UDP sender reports what `send()` accepted).
+//! Datagrams without the stamp (a stock ntttcp or NTttcp sender fills them with `'B'`)
+//! are counted as bytes and as "unstamped"; their loss is unknown and reported as such.
+//!
+//! Counting follows `stream`: each worker owns its counters, written only by its thread
+//! and sampled by the control plane at the edges of the measurement window, so loss in
+//! the window is Δexpected − Δreceived.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
+
+use crate::config::SockOpts;
+use crate::pace::Pacers;
+use crate::stop::Flag;
+use crate::stream::{Applied, FinishGuard, Flows, SendPlan, Worker, nap, set_buffers, wait_start};
+use crate::sys::affinity;
+
+/// Bytes of the stamp at the start of each datagram; also the smallest datagram we send.
+pub const STAMP_LEN: usize = 24;
+const MAGIC: [u8; 4] = *b"nTu1";
+/// Largest UDP payload over IPv4 (65535 − 20 − 8).
+pub const MAX_PAYLOAD_V4: usize = 65_507;
+/// Largest UDP payload over IPv6 without jumbograms (65535 − 8).
+pub const MAX_PAYLOAD_V6: usize = 65_527;
+/// Receive buffer: any datagram fits, whatever `-b` the receiver was given (Windows
+/// NTttcp fails with error 10040 when its buffer is smaller than the datagram).
+const RECV_BUF: usize = 65_536;
+/// How many recent sequence numbers a flow remembers to tell duplicates from late ones.
+const WINDOW: u64 = 4096;
+const WORDS: usize = (WINDOW / 64) as usize;
+
+/// The largest payload for a target's address family.
+pub fn max_payload(target: &SocketAddr) -> usize {
+    if target.is_ipv6() {
+        MAX_PAYLOAD_V6
+    } else {
+        MAX_PAYLOAD_V4
+    }
+}
+
+/// Nanoseconds on this process's monotonic clock (only differences mean anything).
+pub fn now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// What the sender writes at the start of a datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// Random per sending socket: tells a new test from the same address and port apart.
+    pub session: u32,
+    /// 0, 1, 2, ... per sending socket.
+    pub seq: u64,
+    /// `now_ns()` of the sender when it wrote the datagram.
+    pub sent_ns: u64,
+}
+
+impl Stamp {
+    /// Writes the stamp into the first `STAMP_LEN` bytes of `buf` (network byte order).
+    pub fn write(&self, buf: &mut [u8]) {
+        buf[..4].copy_from_slice(&MAGIC);
+        buf[4..8].copy_from_slice(&self.session.to_be_bytes());
+        buf[8..16].copy_from_slice(&self.seq.to_be_bytes());
+        buf[16..24].copy_from_slice(&self.sent_ns.to_be_bytes());
+    }
+
+    /// The stamp of a datagram, if it carries one.
+    pub fn read(d: &[u8]) -> Option<Self> {
+        if d.len() < STAMP_LEN || d[..4] != MAGIC {
+            return None;
+        }
+        let u32_at = |i: usize| u32::from_be_bytes(d[i..i + 4].try_into().unwrap_or_default());
+        let u64_at = |i: usize| u64::from_be_bytes(d[i..i + 8].try_into().unwrap_or_default());
+        Some(Self {
+            session: u32_at(4),
+            seq: u64_at(8),
+            sent_ns: u64_at(16),
+        })
+    }
+}
+
+/// A random session id (std's randomly keyed hasher; no RNG crate needed).
+fn session_id(salt: u64) -> u32 {
+    let mut h = std::hash::RandomState::new().build_hasher();
+    h.write_u64(salt);
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish() as u32
+}
+
+/// Cumulative receive accounting of one worker (all flows of its port).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    /// Distinct stamped datagrams received (late ones included, duplicates not).
+    pub received: u64,
+    /// Stamped datagrams the sequence numbers say were sent (received + lost).
+    pub expected: u64,
+    /// Stamped datagrams received more than once.
+    pub duplicates: u64,
+    /// Stamped datagrams that arrived after a higher sequence number.
+    pub out_of_order: u64,
+    /// Datagrams without a stamp (a sender other than this ntttcp).
+    pub unstamped: u64,
+    /// Sum over stamped flows of their current jitter estimate, nanoseconds.
+    pub jitter_sum_ns: u64,
+    /// Stamped flows seen.
+    pub flows: u64,
+}
+
+impl Tally {
+    /// Mean jitter over the flows, milliseconds; None without stamped flows.
+    pub fn jitter_ms(&self) -> Option<f64> {
+        (self.flows > 0).then(|| self.jitter_sum_ns as f64 / self.flows as f64 / 1e6)
+    }
+}
+
+/// A worker's `Tally` shared with the control plane; single writer.
+#[derive(Debug, Default)]
+pub struct Counters {
+    received: AtomicU64,
+    expected: AtomicU64,
+    duplicates: AtomicU64,
+    out_of_order: AtomicU64,
+    unstamped: AtomicU64,
+    jitter_sum_ns: AtomicU64,
+    flows: AtomicU64,
+}
+
+impl Counters {
+    /// Publishes the owning thread's tally.
+    fn publish(&self, t: &Tally) {
+        let set = |a: &AtomicU64, v: u64| a.store(v, Ordering::Relaxed);
+        set(&self.received, t.received);
+        set(&self.expected, t.expected);
+        set(&self.duplicates, t.duplicates);
+        set(&self.out_of_order, t.out_of_order);
+        set(&self.unstamped, t.unstamped);
+        set(&self.jitter_sum_ns, t.jitter_sum_ns);
+        set(&self.flows, t.flows);
+    }
+
+    /// The tally as last published.
+    pub fn sample(&self) -> Tally {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Tally {
+            received: get(&self.received),
+            expected: get(&self.expected),
+            duplicates: get(&self.duplicates),
+            out_of_order: get(&self.out_of_order),
+            unstamped: get(&self.unstamped),
+            jitter_sum_ns: get(&self.jitter_sum_ns),
+            flows: get(&self.flows),
+        }
+    }
+}
+
+/// One stamped flow's state.
+#[derive(Debug)]
+struct Flow {
+    session: u32,
+    /// Highest sequence number seen + 1.
+    next: u64,
+    /// Which of the last `WINDOW` sequence numbers arrived (bit seq % WINDOW).
+    seen: Box<[u64; WORDS]>,
+    /// Previous transit time (arrival − send, on two unrelated clocks), ns.
+    transit: Option<i64>,
+    /// RFC 3550 jitter estimate, ns.
+    jitter: f64,
+}
+
+impl Flow {
+    fn new(session: u32) -> Self {
+        Self {
+            session,
+            next: 0,
+            seen: Box::new([0; WORDS]),
+            transit: None,
+            jitter: 0.0,
+        }
+    }
+
+    fn bit(seq: u64) -> (usize, u64) {
+        let i = seq % WINDOW;
+        ((i / 64) as usize, 1 << (i % 64))
+    }
+
+    fn test_and_set(&mut self, seq: u64) -> bool {
+        let (w, b) = Self::bit(seq);
+        let was = self.seen[w] & b != 0;
+        self.seen[w] |= b;
+        was
+    }
+}
+
+/// The receiver's accounting over every flow of one port.
+#[derive(Debug, Default)]
+pub struct Accounting {
+    flows: HashMap<SocketAddr, Flow>,
+    unstamped_peers: std::collections::HashSet<SocketAddr>,
+    /// Totals so far.
+    pub tally: Tally,
+}
+
+impl Accounting {
+    /// Accounts one datagram from `peer` that arrived at `arrived_ns`; true if it is the
+    /// first of a new flow (a new sender socket, or a new test from the same one).
+    pub fn record(&mut self, peer: SocketAddr, d: &[u8], arrived_ns: u64) -> bool {
+        let Some(stamp) = Stamp::read(d) else {
+            self.tally.unstamped += 1;
+            return self.unstamped_peers.insert(peer);
+        };
+        let t = &mut self.tally;
+        let mut new = false;
+        let flow = self
+            .flows
+            .entry(peer)
+            .and_modify(|f| {
+                if f.session != stamp.session {
+                    t.jitter_sum_ns -= f.jitter as u64;
+                    *f = Flow::new(stamp.session);
+                    new = true;
+                }
+            })
+            .or_insert_with(|| {
+                t.flows += 1;
+                new = true;
+                Flow::new(stamp.session)
+            });
+        let seq = stamp.seq;
+        if seq >= flow.next {
+            // Forget what the window held for the sequence numbers now skipped over.
+            let skipped = seq - flow.next + 1;
+            if skipped >= WINDOW {
+                flow.seen.fill(0);
+            } else {
+                for s in flow.next..=seq {
+                    let (w, b) = Flow::bit(s);
+                    flow.seen[w] &= !b;
+                }
+            }
+            t.expected += skipped;
+            flow.next = seq + 1;
+            flow.test_and_set(seq);
+            t.received += 1;
+        } else if flow.next - seq > WINDOW {
+            // Too old to tell a duplicate from a late arrival: count it as late.
+            t.out_of_order += 1;
+            t.received += 1;
+        } else if flow.test_and_set(seq) {
+            t.duplicates += 1;
+            return new;
+        } else {
+            t.out_of_order += 1;
+            t.received += 1;
+        }
+        // RFC 3550 6.4.1: J += (|D(i-1,i)| - J) / 16, D from the transit times.
+        let transit = arrived_ns as i64 - stamp.sent_ns as i64;
+        if let Some(prev) = flow.transit {
+            let before = flow.jitter as u64;
+            let d = (transit - prev).unsigned_abs() as f64;
+            flow.jitter += (d - flow.jitter) / 16.0;
+            t.jitter_sum_ns = t.jitter_sum_ns - before + flow.jitter as u64;
+        }
+        flow.transit = Some(transit);
+        new
+    }
+}
+
+/// A connected UDP socket to `target` with `opts`' buffer sizes, bound to `local`.
+fn open(
+    target: SocketAddr,
+    opts: &SockOpts,
+    local: Option<&(SocketAddr, Option<String>)>,
+) -> io::Result<UdpSocket> {
+    let sock = Socket::new(
+        Domain::for_address(target),
+        Type::DGRAM,
+        Some(Protocol::UDP),
+    )?;
+    set_buffers(&sock, opts)?;
+    if let Some((addr, device)) = local {
+        sock.set_reuse_address(true)?;
+        if let Some(dev) = device {
+            sock.bind_device(Some(dev.as_bytes()))?;
+        }
+        sock.bind(&SockAddr::from(*addr))
+            .map_err(|e| io::Error::new(e.kind(), format!("bind source {addr}: {e}")))?;
+    }
+    if let Some(rate) = opts.pacing_rate {
+        crate::sys::socket::set_max_pacing_rate(&sock, rate)?;
+    }
+    sock.connect(&SockAddr::from(target))?;
+    let s: UdpSocket = sock.into();
+    s.set_write_timeout(Some(crate::stream::WRITE_POLL))?;
+    Ok(s)
+}
+
+/// The largest datagram that crosses the path to `target` unfragmented (the route's MTU
+/// less the IP and UDP headers), capped to what UDP can carry.
+pub fn path_payload(target: SocketAddr) -> io::Result<usize> {
+    let probe = open(target, &SockOpts::default(), None)?;
+    let mtu = crate::sys::socket::path_mtu(&probe, target.is_ipv6())?;
+    let headers = if target.is_ipv6() { 48 } else { 28 };
+    Ok(mtu
+        .saturating_sub(headers)
+        .clamp(STAMP_LEN, max_payload(&target)))
+}
+
+/// Body of a UDP sender worker thread: one connected socket per ntttcp connection, each
+/// with its own session and sequence, written round-robin until "stop".
+pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
+    let _guard = FinishGuard(&me);
+    affinity::pin_current(plan.cpu);
+    let mut flows = Vec::with_capacity(plan.conns);
+    for i in 0..plan.conns {
+        let local = crate::stream::local_bind(&plan, i);
+        match open(plan.target, &plan.opts, local.as_ref()) {
+            Ok(s) => {
+                let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
+                applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));
+                drop(applied);
+                let salt = ((index as u64) << 32) | i as u64;
+                flows.push((s, session_id(salt), 0u64));
+                me.connections.fetch_add(1, Ordering::Release);
+            }
+            Err(e) => {
+                me.fail(format!("open UDP socket to receiver {}: {e}", plan.target));
+                return;
+            }
+        }
+    }
+    if !wait_start(&start, &stop) {
+        return;
+    }
+    let mut buf = vec![b'B'; plan.size.max(STAMP_LEN)];
+    if let Err(e) = send_loop(&mut flows, &mut buf, &me, &stop, &plan.pacers)
+        && !stop.is_set()
+    {
+        me.fail(format!("send to receiver {}: {e}", plan.target));
+    }
+}
+
+fn send_loop(
+    flows: &mut [(UdpSocket, u32, u64)],
+    buf: &mut [u8],
+    me: &Worker,
+    stop: &Flag,
+    pacers: &Pacers,
+) -> io::Result<()> {
+    while !stop.is_set() {
+        for (s, session, seq) in flows.iter_mut() {
+            Stamp {
+                session: *session,
+                seq: *seq,
+                sent_ns: now_ns(),
+            }
+            .write(buf);
+            match s.send(buf) {
+                Ok(n) => {
+                    *seq += 1;
+                    me.counters.add(n);
+                    let wait = pacers.after(n);
+                    if !wait.is_zero() {
+                        nap(wait, stop);
+                    }
+                }
+                // A full socket buffer, a stop poll, or an ICMP error from an earlier
+                // datagram (the receiver not yet or no longer bound): the datagram was
+                // not sent and keeps its sequence number.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                            | io::ErrorKind::ConnectionRefused
+                    ) || e.raw_os_error() == Some(libc::ENOBUFS) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Binds a receiver's UDP data port with `opts`' buffer sizes.
+pub fn bind(addr: SocketAddr, opts: &SockOpts) -> io::Result<UdpSocket> {
+    let sock = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    set_buffers(&sock, opts)?;
+    if addr.is_ipv6() {
+        sock.set_only_v6(false).ok();
+    }
+    sock.bind(&SockAddr::from(addr))?;
+    let s: UdpSocket = sock.into();
+    s.set_read_timeout(Some(Duration::from_millis(100)))?;
+    Ok(s)
+}
+
+/// Body of a UDP receiver worker thread: receive every datagram on `sock` until `stop`,
+/// accounting each; a new flow counts as a connection (and in `flows`, for a no-sync
+/// receiver's clock).
+pub fn recv_worker(sock: UdpSocket, cpu: usize, me: Arc<Worker>, flows: Flows, stop: Flag) {
+    let _guard = FinishGuard(&me);
+    affinity::pin_current(cpu);
+    let mut buf = vec![0u8; RECV_BUF];
+    let mut acct = Accounting::default();
+    while !stop.is_set() {
+        match sock.recv_from(&mut buf) {
+            Ok((n, peer)) => {
+                me.counters.add(n);
+                if acct.record(peer, &buf[..n], now_ns()) {
+                    me.peers
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(peer);
+                    me.connections.fetch_add(1, Ordering::Release);
+                    flows.send_modify(|n| *n += 1);
+                }
+                me.udp.publish(&acct.tally);
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                        | io::ErrorKind::ConnectionRefused
+                ) => {}
+            Err(e) => return me.fail(format!("receive on UDP port: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    fn datagram(session: u32, seq: u64, sent_ns: u64) -> Vec<u8> {
+        let mut d = vec![b'B'; 64];
+        Stamp {
+            session,
+            seq,
+            sent_ns,
+        }
+        .write(&mut d);
+        d
+    }
+
+    #[test]
+    fn stamp_round_trips_and_foreign_data_has_none() {
+        let s = Stamp {
+            session: 0xdead_beef,
+            seq: 1 << 40,
+            sent_ns: 123_456_789,
+        };
+        let mut d = [0u8; STAMP_LEN];
+        s.write(&mut d);
+        assert_eq!(Stamp::read(&d), Some(s));
+        assert_eq!(Stamp::read(&[b'B'; 1470]), None, "a stock ntttcp datagram");
+        assert_eq!(Stamp::read(&d[..STAMP_LEN - 1]), None);
+    }
+
+    #[test]
+    fn in_order_flow_has_no_loss() {
+        let mut a = Accounting::default();
+        assert!(a.record(peer(1), &datagram(7, 0, 0), 100));
+        for seq in 1..1000 {
+            assert!(!a.record(peer(1), &datagram(7, seq, seq * 10), 100 + seq * 10));
+        }
+        let t = a.tally;
+        assert_eq!(
+            (t.received, t.expected, t.duplicates, t.out_of_order),
+            (1000, 1000, 0, 0)
+        );
+        assert_eq!(t.jitter_ms(), Some(0.0), "constant transit time");
+    }
+
+    #[test]
+    fn gaps_duplicates_and_late_arrivals() {
+        let mut a = Accounting::default();
+        for seq in [0, 1, 2, 5, 6, 3, 6, 9, 9000, 10] {
+            a.record(peer(1), &datagram(1, seq, 0), 0);
+        }
+        let t = a.tally;
+        // Expected 0..=9000; 3 late, 6 and 9 twice? 6 duplicated once, 10 is too old
+        // relative to 9000 to tell, so it counts as late.
+        assert_eq!(t.expected, 9001);
+        assert_eq!(t.duplicates, 1);
+        assert_eq!(t.out_of_order, 2, "3 and 10 arrived late");
+        assert_eq!(t.received, 9, "every distinct datagram");
+        assert_eq!(t.expected - t.received, 8992, "lost");
+    }
+
+    #[test]
+    fn duplicates_are_found_across_the_window_edge() {
+        let mut a = Accounting::default();
+        for seq in 0..(WINDOW + 10) {
+            a.record(peer(1), &datagram(1, seq, 0), 0);
+        }
+        // Inside the window: a duplicate; just outside: counted as late.
+        a.record(peer(1), &datagram(1, WINDOW + 10 - 5, 0), 0);
+        a.record(peer(1), &datagram(1, 5, 0), 0);
+        assert_eq!((a.tally.duplicates, a.tally.out_of_order), (1, 1));
+    }
+
+    #[test]
+    fn flows_are_per_peer_and_session() {
+        let mut a = Accounting::default();
+        assert!(a.record(peer(1), &datagram(1, 0, 0), 0));
+        assert!(a.record(peer(2), &datagram(1, 0, 0), 0), "another socket");
+        assert!(!a.record(peer(2), &datagram(1, 1, 0), 0));
+        assert!(
+            a.record(peer(2), &datagram(9, 0, 0), 0),
+            "a new test, same port"
+        );
+        assert_eq!(a.tally.flows, 2);
+        assert_eq!((a.tally.expected, a.tally.duplicates), (4, 0));
+        assert!(a.record(peer(3), &[b'B'; 100], 0), "unstamped peer, once");
+        assert!(!a.record(peer(3), &[b'B'; 100], 0));
+        assert_eq!(a.tally.unstamped, 2);
+    }
+
+    #[test]
+    fn jitter_follows_rfc_3550() {
+        let mut a = Accounting::default();
+        // Transit alternates 1 ms and 2 ms: |D| = 1 ms each time after the first.
+        let mut j = 0.0f64;
+        for seq in 0..200u64 {
+            let transit = if seq % 2 == 0 { 1_000_000 } else { 2_000_000 };
+            a.record(peer(1), &datagram(1, seq, seq * 1000), seq * 1000 + transit);
+            if seq > 0 {
+                j += (1_000_000.0 - j) / 16.0;
+            }
+        }
+        let got = a.tally.jitter_ms().unwrap();
+        assert!((got - j / 1e6).abs() < 1e-5, "{got} vs {}", j / 1e6);
+        assert!(got > 0.99, "converges on 1 ms: {got}");
+    }
+
+    #[test]
+    fn counters_publish_what_the_worker_tallied() {
+        let c = Counters::default();
+        let t = Tally {
+            received: 1,
+            expected: 2,
+            duplicates: 3,
+            out_of_order: 4,
+            unstamped: 5,
+            jitter_sum_ns: 6,
+            flows: 7,
+        };
+        c.publish(&t);
+        assert_eq!(c.sample(), t);
+    }
+}
