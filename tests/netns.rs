@@ -93,6 +93,23 @@ impl TwoHosts {
         self.exec(&self.b, &rule);
     }
 
+    /// Drops `percent` % of the UDP datagrams arriving in `b`, both address families
+    /// (the sync channel, TCP, is left alone).
+    pub(crate) fn drop_udp_in_b(&self, percent: u32) {
+        self.exec(&self.b, "nft add table inet nttu");
+        self.exec(
+            &self.b,
+            "nft add chain inet nttu in { type filter hook input priority 0 ; }",
+        );
+        self.exec(
+            &self.b,
+            &format!(
+                "nft add rule inet nttu in meta l4proto udp numgen random mod 100 < {percent} \
+                 counter drop"
+            ),
+        );
+    }
+
     fn cleanup(&self) {
         for ns in [&self.a, &self.b] {
             let _ = Command::new("ip").args(["netns", "del", ns]).output();
@@ -278,4 +295,54 @@ fn ipv6_between_namespaces_with_source_address() {
             .all(|p| p.as_str().unwrap().starts_with("[fd00:201:7::1]:")),
         "{peers:?}"
     );
+}
+
+#[test]
+fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
+    let h = TwoHosts::new("ud", 8);
+    h.exec(
+        &h.a,
+        &format!("ip -6 addr add fd00:201:8::1/64 dev {} nodad", h.dev_a),
+    );
+    h.exec(&h.b, "ip -6 addr add fd00:201:8::2/64 dev vudb nodad");
+    h.drop_udp_in_b(5);
+    // (receiver address, family flag, port, datagram size the 1500-byte veth MTU allows)
+    let cases = [
+        (h.ip_b.clone(), "", 23801, 1500 - 28),
+        ("fd00:201:8::2".to_string(), "-6", 23811, 1500 - 48),
+    ];
+    for (addr, family, port, size) in cases {
+        let common = format!("-u {family} -P 2 -p {port} -t 3 --format json");
+        let r = spawn_in(
+            &h.b,
+            "receiver",
+            &format!("-r {addr} {common} --recv-buffer 4M"),
+        );
+        let s = spawn_in(&h.a, "sender", &format!("-s {addr} {common} -B 100M"));
+        let so = s.wait(Duration::from_secs(30));
+        let ro = r.wait(Duration::from_secs(30));
+        assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+        let doc =
+            |o: &Output| -> serde_json::Value { serde_json::from_str(&o.stdout).expect("JSON") };
+        let (sd, rd) = (doc(&so), doc(&ro));
+        assert_eq!(
+            sd["reports"][0]["buffer_len"], size,
+            "datagrams fit the path"
+        );
+        let udp = &rd["reports"][0]["udp"];
+        let expected = udp["expected"].as_u64().unwrap();
+        // 100 Mbit/s of ~1.5 KB datagrams for 3 s: about 25,000; the binomial spread of
+        // a 5 % loss over that many is about 0.14 points.
+        assert!(expected > 10_000, "{udp}");
+        let loss = udp["loss_percent"].as_f64().unwrap();
+        eprintln!(
+            "UDP {family} 5% drop: measured loss {loss:.2}% of {expected} datagrams, jitter {} ms",
+            udp["jitter_ms"]
+        );
+        assert!(
+            (loss - 5.0).abs() <= 1.5,
+            "loss {loss}% for a 5% drop rule: {udp}"
+        );
+        assert_eq!(udp["duplicates"], 0, "{udp}");
+    }
 }

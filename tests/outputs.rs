@@ -1,39 +1,11 @@
 //! Result files and exit floors from real runs: the XML files read by a real XML parser,
 //! the JSON file by serde_json, the log compared with the console. PORTS: 26500-26999.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::util::{assert_close, parse_tables, run, spawn};
+use crate::util::{Scratch, assert_close, assert_valid, parse_tables, run, spawn, validator};
 
 const LIMIT: Duration = Duration::from_secs(30);
-
-/// A scratch directory removed again on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("ntttcp-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Self(p)
-    }
-
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    fn read(&self, name: &str) -> String {
-        std::fs::read_to_string(self.file(name))
-            .unwrap_or_else(|e| panic!("{}: {e}", self.file(name).display()))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn metric<'a>(doc: &'a roxmltree::Document, tag: &str, metric: &str) -> &'a str {
     doc.root_element()
@@ -210,20 +182,6 @@ fn min_throughput_floor_sets_exit_status_3_after_printing() {
         "{}",
         bad.stderr
     );
-}
-
-fn validator() -> jsonschema::Validator {
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../schema/ntttcp-report.json")).expect("schema JSON");
-    jsonschema::validator_for(&schema).expect("a valid JSON Schema")
-}
-
-fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
-    let errors: Vec<String> = v
-        .iter_errors(doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}\n{doc:#}");
 }
 
 #[test]

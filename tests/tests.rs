@@ -11,3 +11,4 @@ mod loopback;
 mod netns;
 mod outputs;
 mod sockets;
+mod udp;

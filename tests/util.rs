@@ -215,3 +215,46 @@ pub(crate) fn assert_close(a: f64, b: f64, pct: f64, what: &str) {
         "{what}: {a} vs {b} differ by {diff:.3}% (> {pct}%)"
     );
 }
+
+/// A scratch directory removed again on drop.
+pub(crate) struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    pub(crate) fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("ntttcp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+
+    pub(crate) fn file(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+
+    pub(crate) fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.file(name))
+            .unwrap_or_else(|e| panic!("{}: {e}", self.file(name).display()))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The report JSON Schema, compiled.
+pub(crate) fn validator() -> jsonschema::Validator {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../schema/ntttcp-report.json")).expect("schema JSON");
+    jsonschema::validator_for(&schema).expect("a valid JSON Schema")
+}
+
+/// Fails with every violation of `doc` against the schema.
+pub(crate) fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}\n{doc:#}");
+}

@@ -1,0 +1,208 @@
+//! UDP (`-u`) on loopback: real sender and receiver processes, the receiver's loss,
+//! duplicate, reordering and jitter accounting, datagram sizing, and datagrams from a
+//! tool that does not stamp them. Loss across a lossy link is in `netns`. PORTS: 29000-29499.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::{Scratch, assert_close, assert_valid, run, spawn, validator};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn json(stdout: &str) -> Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn u64_of(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+#[test]
+fn udp_sender_and_receiver_processes_account_every_datagram() {
+    let dir = Scratch::new("udp-files");
+    let (x, j, w) = (dir.file("r.xml"), dir.file("r.json"), dir.file("rw.xml"));
+    // A deep receive buffer, so a receiver starved of CPU by parallel tests loses nothing.
+    let r = spawn(
+        "receiver",
+        &format!(
+            "-r 127.0.0.1 -u -P 2 -p 29001 -t 2 -V --recv-buffer 4M --format json -x {} -j {} \
+             --xml-windows {}",
+            x.display(),
+            j.display(),
+            w.display()
+        ),
+    );
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -u -P 2 -n 1 -l 2 -p 29001 -t 2 -b 1200 -B 40M --format json",
+    );
+    let so = s.wait(LIMIT);
+    let ro = r.wait(LIMIT);
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    let (sd, rd) = (json(&so.stdout), json(&ro.stdout));
+    let v = validator();
+    assert_valid(&v, &sd);
+    assert_valid(&v, &rd);
+    let (s, r) = (&sd["reports"][0], &rd["reports"][0]);
+    assert_eq!(s["params"]["protocol"], "udp");
+    assert_eq!(s["buffer_len"], 1200, "-b sets the datagram size");
+    assert!(s["udp"].is_null(), "the sender cannot know about loss");
+
+    let total = &r["udp"];
+    let (datagrams, expected, lost) = (
+        u64_of(&total["datagrams"]),
+        u64_of(&total["expected"]),
+        u64_of(&total["lost"]),
+    );
+    // 40 Mbit/s of 1200-byte datagrams for 2 s is about 8300 of them.
+    assert!(datagrams > 4000, "{total}");
+    assert_eq!(u64_of(&r["totals"]["calls"]), datagrams);
+    assert_eq!(u64_of(&r["totals"]["bytes"]), datagrams * 1200);
+    assert!(
+        expected + u64_of(&total["duplicates"]) >= datagrams,
+        "{total}"
+    );
+    assert_eq!(
+        expected - lost,
+        datagrams - u64_of(&total["duplicates"]),
+        "{total}"
+    );
+    let loss = total["loss_percent"].as_f64().expect("a loss figure");
+    assert!(
+        loss < 1.0,
+        "loopback with a deep buffer loses nothing: {total}"
+    );
+    assert!(total["jitter_ms"].as_f64().expect("jitter") >= 0.0);
+    assert_eq!(total["unstamped"], 0);
+    // What the sender sent in its window is what the receiver expected in its own.
+    let sent = u64_of(&s["totals"]["calls"]) as f64;
+    assert_close(sent, expected as f64, 3.0, "datagrams sent vs expected");
+    // Per thread: both ports, and they add up.
+    let threads = r["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2);
+    let per: u64 = threads.iter().map(|t| u64_of(&t["udp"]["datagrams"])).sum();
+    assert_eq!(per, datagrams);
+    // Four sockets (2 threads x 2 connections) are four flows, seen from 127.0.0.1.
+    assert_eq!(r["connections"], 4);
+    let peers = r["peers"].as_array().unwrap();
+    assert_eq!(peers.len(), 4, "{peers:?}");
+    assert!(
+        peers
+            .iter()
+            .all(|p| p.as_str().unwrap().starts_with("127.0.0.1:"))
+    );
+
+    // The ntttcp-for-linux files say UDP and carry the same accounting.
+    let xml = dir.read("r.xml");
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let el = |name: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name(name) && n.parent().is_some_and(|p| p.has_tag_name("udp")))
+            .and_then(|n| n.text())
+            .unwrap_or_else(|| panic!("no <udp><{name}> in {xml}"))
+            .to_string()
+    };
+    assert_eq!(el("datagrams_lost"), lost.to_string());
+    assert!(xml.contains("<udp>True</udp>"), "{xml}");
+    let lj: Value = serde_json::from_str(&dir.read("r.json")).expect("valid JSON");
+    let items = lj["ntttcpr"]["udp"].as_array().expect("udp array");
+    let lost_item = items
+        .iter()
+        .find(|i| i["metric"] == "datagrams_lost")
+        .unwrap();
+    assert_eq!(lost_item["value"], lost.to_string());
+    assert_eq!(lj["ntttcpr"]["parameters"]["udp"], "True");
+    let wx = dir.read("rw.xml");
+    let wdoc = roxmltree::Document::parse(&wx).expect("well-formed Windows XML");
+    let thread_udp = wdoc
+        .descendants()
+        .filter(|n| n.has_tag_name("thread"))
+        .filter(|t| t.children().any(|c| c.has_tag_name("udp")))
+        .count();
+    assert_eq!(thread_udp, 2, "per-thread UDP blocks in the Windows XML");
+}
+
+#[test]
+fn udp_over_ipv6_sizes_datagrams_to_the_path_mtu() {
+    let o = run(
+        "--loopback -6 -u -P 1 -p 29101 -t 1 -B 50M --recv-buffer 4M --format json",
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let d = json(&o.stdout);
+    assert_valid(&validator(), &d);
+    let reports = d["reports"].as_array().unwrap();
+    let side = |name: &str| reports.iter().find(|r| r["side"] == name).unwrap();
+    // No -b: the largest datagram the path carries, lo's MTU less 40 (IPv6) + 8 (UDP).
+    let mtu: usize = std::fs::read_to_string("/sys/class/net/lo/mtu")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        side("sender")["buffer_len"].as_u64().unwrap() as usize,
+        (mtu - 48).min(65_527)
+    );
+    let r = side("receiver");
+    assert_eq!(r["params"]["ipv6"], true);
+    assert!(u64_of(&r["udp"]["expected"]) > 50, "{}", r["udp"]);
+    assert!(
+        r["peers"][0].as_str().unwrap().starts_with("[::1]:"),
+        "{}",
+        r["peers"]
+    );
+}
+
+#[test]
+fn datagrams_without_our_stamp_are_counted_and_their_loss_is_unknown() {
+    // A stock ntttcp-for-linux or NTttcp sender fills datagrams with 'B' and nothing else;
+    // a no-sync receiver starts its clock at the first one and ends on its own clock.
+    let r = spawn("receiver", "-r 127.0.0.1 -u -N -P 1 -p 29201 -t 1");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sending = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            sock.connect("127.0.0.1:29201").unwrap();
+            let payload = [b'B'; 1470];
+            let start = Instant::now();
+            let mut first = None;
+            // Until the receiver has ended by itself (bounded by 8 s).
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && start.elapsed() < Duration::from_secs(8)
+            {
+                if sock.send(&payload).is_ok() && first.is_none() {
+                    first = Some(Instant::now());
+                }
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            first
+        })
+    };
+    let o = r.wait(Duration::from_secs(10));
+    let ended = Instant::now();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let first = sending.join().unwrap().expect("datagrams were sent");
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let lasted = ended - first;
+    assert!(
+        lasted < Duration::from_secs(4),
+        "ended on its own clock: {lasted:?}"
+    );
+    assert!(
+        o.stdout
+            .contains("Thread    Datagrams         Lost  Loss(%)"),
+        "{}",
+        o.stdout
+    );
+    let total = o
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("Total"))
+        .expect("a Total row");
+    let cols: Vec<&str> = total.split_whitespace().collect();
+    assert!(cols[1].parse::<u64>().unwrap() > 100, "{total}");
+    assert_eq!((cols[2], cols[3]), ("0", "n/a"), "loss unknown: {total}");
+    assert!(o.stdout.contains("carried no ntttcp stamp"), "{}", o.stdout);
+}
