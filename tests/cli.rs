@@ -23,7 +23,7 @@ fn help_and_version_exit_zero() {
 #[test]
 fn usage_errors_exit_2_with_one_line() {
     let rows = [
-        ("-r -Z", "'-Z'"),
+        ("-r -Y", "'-Y'"),
         ("-r -m 0,*,127.0.0.1", "'0,*,127.0.0.1'"),
         ("-r -m 8,99,127.0.0.1", "CPU 99"),
         ("-s 127.0.0.1 -t abc", "'-t'"),

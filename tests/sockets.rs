@@ -63,6 +63,7 @@ fn limited(port: u16, streams: u32, sender_opts: &str) -> f64 {
 
 #[test]
 fn bandwidth_limit_is_accurate_from_10_mbit_to_10_gbit() {
+    let _quiet = crate::util::exclusive();
     for (port, streams, rate, gbit) in [
         (28601, 1, "10M", 0.01),
         (28611, 2, "100M", 0.1),
@@ -81,6 +82,7 @@ fn bandwidth_limit_is_accurate_from_10_mbit_to_10_gbit() {
 
 #[test]
 fn windows_per_thread_throttle() {
+    let _quiet = crate::util::exclusive();
     // -thr 12800 KB/s per thread (KB = 1024 B), two threads: 209.7152 Mbit/s in total.
     let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p 28701 -ns -wu 1 -t 3");
     let s = run(
@@ -104,6 +106,7 @@ fn windows_per_thread_throttle() {
 
 #[test]
 fn ten_thousand_connections_end_to_end() {
+    let _quiet = crate::util::exclusive();
     // -P 10 -n 100 -l 10: 1000 sender threads, 10,000 connections, on loopback.
     let r = spawn("receiver", "-r 127.0.0.1 -P 10 -p 28801 -t 2 --format json");
     let s = run(
@@ -111,7 +114,13 @@ fn ten_thousand_connections_end_to_end() {
         LIMIT,
     );
     let ro = r.wait(LIMIT);
-    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    assert_eq!(
+        (s.code(), ro.code()),
+        (Some(0), Some(0)),
+        "sender: {}\nreceiver: {}",
+        s.stderr,
+        ro.stderr
+    );
     assert!(
         s.stderr.contains("10000 connections created in"),
         "{}",
@@ -183,6 +192,7 @@ fn source_address_and_pinned_ports_are_seen_by_the_receiver() {
 
 #[test]
 fn kernel_pacing_rate_is_split_over_the_connections() {
+    let _quiet = crate::util::exclusive();
     // --fq-rate-limit 2G over 2 connections: SO_MAX_PACING_RATE of 1 Gbit/s each.
     let got = limited(28971, 2, "--fq-rate-limit 2G");
     let err = (got - 2.0).abs() / 2.0 * 100.0;

@@ -20,6 +20,7 @@ fn u64_of(v: &Value) -> u64 {
 
 #[test]
 fn udp_sender_and_receiver_processes_account_every_datagram() {
+    let _quiet = crate::util::exclusive();
     let dir = Scratch::new("udp-files");
     let (x, j, w) = (dir.file("r.xml"), dir.file("r.json"), dir.file("rw.xml"));
     // A deep receive buffer, so a receiver starved of CPU by parallel tests loses nothing.

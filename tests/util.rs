@@ -258,3 +258,12 @@ pub(crate) fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
         .collect();
     assert!(errors.is_empty(), "schema violations: {errors:#?}\n{doc:#}");
 }
+
+/// Serializes the tests whose figures need a quiet CPU (rate accuracy, zero loss) with
+/// the ones that saturate it (thousands of connections): held for the whole test, so on
+/// a 2-core machine a 1000-thread sender never starves a rate-limited one. Poisoning
+/// is ignored: a failed test must not fail the others.
+pub(crate) fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
