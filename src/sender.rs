@@ -111,6 +111,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
             connect_deadline,
             opts: cfg.sockopts,
             source: cfg.source_addr.map(|ip| (ip, cfg.source_device.clone())),
+            sendfile: cfg.zero_copy.sendfile,
             source_port: cfg
                 .source_port
                 .map(|f| f + (t.index * cfg.conns_per_thread as usize) as u16),

@@ -13,12 +13,13 @@
 
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 
 use crate::config::{IoMode, SockOpts};
 use crate::pace::Pacers;
@@ -193,6 +194,79 @@ pub struct SendPlan {
     pub source: Option<(std::net::IpAddr, Option<String>)>,
     /// First pinned source port of this worker (`-f`): connection i uses it + i.
     pub source_port: Option<u16>,
+    /// `-Z`: send with sendfile() from an in-memory file instead of copying a buffer.
+    pub sendfile: bool,
+}
+
+/// What a sender writes: a buffer of `'A'` (copied into the kernel on every send) or an
+/// in-memory file of them that sendfile() hands over without that copy (`-Z`).
+///
+/// The file holds `SPAN` sends' worth and each send starts where the last ended: pages
+/// still referenced by queued segments are not handed out again at once, which measured
+/// faster than resending the first `len` bytes every time.
+enum Payload {
+    Copy(Arc<[u8]>),
+    File(Arc<std::fs::File>, usize),
+}
+
+/// Sends' worth of data in a `-Z` file (1 MiB with the default 128 KiB sends).
+const SPAN: usize = 8;
+
+impl Payload {
+    fn new(size: usize, sendfile: bool) -> io::Result<Self> {
+        Ok(if sendfile {
+            let f = crate::sys::socket::memfd_filled(size * (SPAN + 1), b'A')
+                .map_err(|e| io::Error::new(e.kind(), format!("-Z in-memory file: {e}")))?;
+            Self::File(Arc::new(f), size)
+        } else {
+            Self::Copy(vec![b'A'; size].into())
+        })
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Self::Copy(b) => b.len(),
+            Self::File(_, n) => *n,
+        }
+    }
+
+    /// Where the next send of a file starts after `n` bytes were sent from `at`.
+    fn advance(&self, at: &mut usize, n: usize) {
+        if let Self::File(_, size) = self {
+            *at = (*at + n) % (size * SPAN);
+        }
+    }
+
+    /// One blocking send of `len` bytes (`at`: the file offset it starts from).
+    fn send(&self, s: &TcpStream, len: usize, at: &mut usize) -> io::Result<usize> {
+        let n = match self {
+            Self::Copy(b) => (&*s).write(&b[..len])?,
+            Self::File(f, _) => crate::sys::socket::sendfile(s.as_fd(), f, *at, len)?,
+        };
+        self.advance(at, n);
+        Ok(n)
+    }
+
+    /// One send of `len` bytes when the socket is writable.
+    async fn send_async(
+        &self,
+        s: &mut tokio::net::TcpStream,
+        len: usize,
+        at: &mut usize,
+    ) -> io::Result<usize> {
+        let n = match self {
+            Self::Copy(b) => s.write(&b[..len]).await?,
+            Self::File(f, _) => {
+                let from = *at;
+                s.async_io(Interest::WRITABLE, || {
+                    crate::sys::socket::sendfile(s.as_fd(), f, from, len)
+                })
+                .await?
+            }
+        };
+        self.advance(at, n);
+        Ok(n)
+    }
 }
 
 /// Send timeout of blocking writes: how late a blocked writer may notice "stop".
@@ -228,10 +302,13 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
             }
         }
     }
+    let payload = match Payload::new(plan.size, plan.sendfile) {
+        Ok(p) => p,
+        Err(e) => return me.fail(e.to_string()),
+    };
     if !wait_start(&start, &stop) {
         return;
     }
-    let buf = vec![b'A'; plan.size];
     let blocking = match plan.io {
         IoMode::Auto => socks.len() == 1,
         IoMode::Blocking => true,
@@ -248,13 +325,13 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
             .extend(info);
     };
     let result = if blocking {
-        let r = send_blocking(&mut socks, &buf, &me.counters, &stop, &plan.pacers);
+        let r = send_blocking(&socks, &payload, &me.counters, &stop, &plan.pacers);
         record(&socks);
         r
     } else {
         // The tasks own the sockets; clones of the descriptors read TCP_INFO at the end.
         let probes: Vec<TcpStream> = socks.iter().filter_map(|s| s.try_clone().ok()).collect();
-        let r = send_async(socks, buf, &me, &stop, &plan.pacers);
+        let r = send_async(socks, payload, &me, &stop, &plan.pacers);
         record(&probes);
         r
     };
@@ -343,16 +420,17 @@ fn connect(
 }
 
 fn send_blocking(
-    socks: &mut [TcpStream],
-    buf: &[u8],
+    socks: &[TcpStream],
+    payload: &Payload,
     counters: &Counters,
     stop: &Flag,
     pacers: &Pacers,
 ) -> io::Result<()> {
-    let buf = &buf[..pacers.chunk(buf.len())];
+    let len = pacers.chunk(payload.len());
+    let mut at = 0;
     while !stop.is_set() {
-        for s in socks.iter_mut() {
-            match s.write(buf) {
+        for s in socks {
+            match payload.send(s, len, &mut at) {
                 Ok(n) => {
                     counters.add(n);
                     let wait = pacers.after(n);
@@ -382,23 +460,24 @@ fn runtime() -> io::Result<tokio::runtime::Runtime> {
 
 fn send_async(
     socks: Vec<TcpStream>,
-    buf: Vec<u8>,
+    payload: Payload,
     me: &Arc<Worker>,
     stop: &Flag,
     pacers: &Pacers,
 ) -> io::Result<()> {
     let rt = runtime()?;
-    let chunk = pacers.chunk(buf.len());
-    let buf: Arc<[u8]> = buf[..chunk].into();
+    let len = pacers.chunk(payload.len());
+    let payload = Arc::new(payload);
     rt.block_on(async {
         let mut tasks = tokio::task::JoinSet::new();
         for s in socks {
             s.set_nonblocking(true)?;
             let mut s = tokio::net::TcpStream::from_std(s)?;
-            let (buf, me, pacers) = (buf.clone(), me.clone(), pacers.clone());
+            let (payload, me, pacers) = (payload.clone(), me.clone(), pacers.clone());
             tasks.spawn(async move {
+                let mut at = 0;
                 loop {
-                    let n = s.write(&buf).await?;
+                    let n = payload.send_async(&mut s, len, &mut at).await?;
                     me.counters.add(n);
                     let wait = pacers.after(n);
                     if !wait.is_zero() {
@@ -441,19 +520,30 @@ pub fn listen(addr: SocketAddr, opts: &SockOpts) -> io::Result<TcpListener> {
 /// sender's (which starts once all its connections are up) better than the first accept.
 pub type Flows = Arc<tokio::sync::watch::Sender<u64>>;
 
+/// How a receiver worker reads.
+#[derive(Debug, Clone, Copy)]
+pub struct RecvPlan {
+    /// CPU to pin to.
+    pub cpu: usize,
+    /// Bytes per recv() call.
+    pub size: usize,
+    /// TCP_NODELAY on accepted connections.
+    pub no_delay: bool,
+    /// `--skip-rx-copy`: discard with MSG_TRUNC instead of copying.
+    pub skip_copy: bool,
+}
+
 /// Body of a receiver worker thread: accept on `listener` and drain every connection
 /// until `stop`, counting each connection in `flows` when its first bytes arrive.
 pub fn recv_worker(
     listener: TcpListener,
-    cpu: usize,
-    size: usize,
-    no_delay: bool,
+    plan: RecvPlan,
     me: Arc<Worker>,
     flows: Flows,
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
-    affinity::pin_current(cpu);
+    affinity::pin_current(plan.cpu);
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(e) => return me.fail(format!("start receiver worker: {e}")),
@@ -469,12 +559,12 @@ pub fn recv_worker(
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())
                             .push(peer);
-                        if no_delay {
+                        if plan.no_delay {
                             let _ = s.set_nodelay(true);
                         }
                         me.open.fetch_add(1, Ordering::Release);
                         me.connections.fetch_add(1, Ordering::Release);
-                        tokio::spawn(drain(s, size, me.clone(), flows.clone()));
+                        tokio::spawn(drain(s, plan, me.clone(), flows.clone()));
                     }
                     // Out of descriptors or a connection reset before accept: keep
                     // serving the others, pausing so a persistent error does not spin.
@@ -492,11 +582,23 @@ pub fn recv_worker(
     // Dropping the runtime cancels the drain tasks and closes their sockets.
 }
 
-async fn drain(mut s: tokio::net::TcpStream, size: usize, me: Arc<Worker>, flows: Flows) {
-    let mut buf = vec![0u8; size];
+async fn drain(mut s: tokio::net::TcpStream, plan: RecvPlan, me: Arc<Worker>, flows: Flows) {
     let mut flowing = false;
+    // Copying reads fill `buf`; discarding ones (MSG_TRUNC) never touch `sink`.
+    let mut buf = vec![0u8; if plan.skip_copy { 0 } else { plan.size }];
+    let mut sink =
+        vec![std::mem::MaybeUninit::<u8>::uninit(); if plan.skip_copy { plan.size } else { 0 }];
     loop {
-        match s.read(&mut buf).await {
+        let r = if plan.skip_copy {
+            let sock = SockRef::from(&s);
+            s.async_io(Interest::READABLE, || {
+                sock.recv_with_flags(&mut sink, libc::MSG_TRUNC)
+            })
+            .await
+        } else {
+            s.read(&mut buf).await
+        };
+        match r {
             Ok(0) => break,
             Ok(n) => {
                 me.counters.add(n);

@@ -27,7 +27,9 @@ use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
 use crate::config::SockOpts;
 use crate::pace::Pacers;
 use crate::stop::Flag;
-use crate::stream::{Applied, FinishGuard, Flows, SendPlan, Worker, nap, set_buffers, wait_start};
+use crate::stream::{
+    Applied, FinishGuard, Flows, RecvPlan, SendPlan, Worker, nap, set_buffers, wait_start,
+};
 use crate::sys::affinity;
 
 /// Bytes of the stamp at the start of each datagram; also the smallest datagram we send.
@@ -415,17 +417,24 @@ pub fn bind(addr: SocketAddr, opts: &SockOpts) -> io::Result<UdpSocket> {
 
 /// Body of a UDP receiver worker thread: receive every datagram on `sock` until `stop`,
 /// accounting each; a new flow counts as a connection (and in `flows`, for a no-sync
-/// receiver's clock).
-pub fn recv_worker(sock: UdpSocket, cpu: usize, me: Arc<Worker>, flows: Flows, stop: Flag) {
+/// receiver's clock). With `--skip-rx-copy` only each datagram's stamp is copied.
+pub fn recv_worker(sock: UdpSocket, plan: RecvPlan, me: Arc<Worker>, flows: Flows, stop: Flag) {
     let _guard = FinishGuard(&me);
-    affinity::pin_current(cpu);
-    let mut buf = vec![0u8; RECV_BUF];
+    affinity::pin_current(plan.cpu);
+    let len = if plan.skip_copy { STAMP_LEN } else { RECV_BUF };
+    let mut buf = vec![0u8; len];
+    let sref = SockRef::from(&sock);
     let mut acct = Accounting::default();
     while !stop.is_set() {
-        match sock.recv_from(&mut buf) {
+        let r = if plan.skip_copy {
+            crate::sys::socket::recv_head(&sref, &mut buf)
+        } else {
+            sock.recv_from(&mut buf)
+        };
+        match r {
             Ok((n, peer)) => {
                 me.counters.add(n);
-                if acct.record(peer, &buf[..n], now_ns()) {
+                if acct.record(peer, &buf[..n.min(len)], now_ns()) {
                     me.peers
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::util::{parse_tables, run, spawn};
+use crate::util::{assert_close, parse_tables, run, spawn};
 
 const LIMIT: Duration = Duration::from_secs(40);
 
@@ -200,4 +200,78 @@ fn kernel_pacing_rate_is_split_over_the_connections() {
     assert!(err <= 2.0, "{got} Gbit/s");
     let both = run("-s 127.0.0.1 -B 1G --fq-rate-limit 1G -t 1", LIMIT);
     assert_eq!(both.code(), Some(2), "one rate limit at a time: {both:?}");
+}
+
+#[test]
+fn zero_copy_paths_move_the_same_bytes_and_every_report_says_so() {
+    // -Z on a separate sender process against a copying receiver: what was sent arrives.
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 28951 -t 2 --format json");
+    let s = run(
+        "-s 127.0.0.1 -P 2 -n 1 -l 2 -p 28951 -t 2 -Z --format json",
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    let (sj, rj) = (json(&s.stdout), json(&ro.stdout));
+    let bytes = |d: &serde_json::Value| d["reports"][0]["totals"]["bytes"].as_u64().unwrap() as f64;
+    assert!(bytes(&rj) > 1e8, "{}", bytes(&rj));
+    assert_close(bytes(&sj), bytes(&rj), 3.0, "sendfile sender vs receiver");
+    assert_eq!(sj["reports"][0]["params"]["zero_copy"]["sendfile"], true);
+    assert_eq!(rj["reports"][0]["params"]["zero_copy"]["sendfile"], false);
+
+    // Both paths in one process: the tables, the Linux files and JSON all flag them.
+    let dir = crate::util::Scratch::new("zero-copy");
+    let x = dir.file("z.xml");
+    let o = run(
+        &format!(
+            "--loopback -P 1 -p 28961 -t 1 -Z --skip-rx-copy -x {}",
+            x.display()
+        ),
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let t = parse_tables(&o.stdout);
+    assert_eq!(t.len(), 2, "{}", o.stdout);
+    assert_close(t[0].meg, t[1].meg, 3.0, "discarding receiver vs sender");
+    assert!(
+        o.stdout.contains("zero-copy\t:sendfile (-Z)"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("zero-copy\t:MSG_TRUNC"), "{}", o.stdout);
+    let xml = dir.read("z.xml");
+    assert!(
+        xml.contains("<zero_copy_sendfile>True</zero_copy_sendfile>")
+            && xml.contains("<zero_copy_skip_rx_copy>True</zero_copy_skip_rx_copy>"),
+        "{xml}"
+    );
+    // Without them the parameter list is the original's.
+    let plain = run("--loopback -P 1 -p 28971 -t 1 --format linux", LIMIT);
+    assert!(!plain.stdout.contains("zero-copy"), "{}", plain.stdout);
+}
+
+#[test]
+fn udp_receiver_skipping_the_copy_still_reads_every_stamp() {
+    let o = run(
+        "--loopback -u -P 1 -p 28981 -t 1 -b 1000 -B 20M --skip-rx-copy --recv-buffer 4M \
+         --format json",
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let d = json(&o.stdout);
+    let r = d["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["side"] == "receiver")
+        .unwrap()
+        .clone();
+    let udp = &r["udp"];
+    let datagrams = udp["datagrams"].as_u64().unwrap();
+    assert!(datagrams > 1000, "{udp}");
+    // Full datagram lengths are counted although only the stamp was copied.
+    assert_eq!(r["totals"]["bytes"].as_u64().unwrap(), datagrams * 1000);
+    assert!(udp["expected"].as_u64().unwrap() >= datagrams, "{udp}");
+    assert!(udp["jitter_ms"].is_number(), "{udp}");
+    assert_eq!(udp["unstamped"], 0);
 }

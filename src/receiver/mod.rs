@@ -97,8 +97,13 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
     let mut handles = Vec::with_capacity(workers.len());
     for (j, (l, w)) in listeners.into_iter().zip(&workers).enumerate() {
         let cpu = affinity::cpu_for(cfg.ports[j].cpu, j, &allowed);
-        let (w, flows, stop, size) = (w.clone(), flows.clone(), stop.clone(), cfg.recv_size);
-        let no_delay = cfg.sockopts.no_delay;
+        let (w, flows, stop) = (w.clone(), flows.clone(), stop.clone());
+        let plan = stream::RecvPlan {
+            cpu,
+            size: cfg.recv_size,
+            no_delay: cfg.sockopts.no_delay,
+            skip_copy: cfg.zero_copy.skip_rx_copy,
+        };
         if j == 0 {
             let sock = match &l {
                 DataPort::Tcp(l) => socket2::SockRef::from(l),
@@ -111,8 +116,8 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
             std::thread::Builder::new()
                 .name(format!("recv-{j}"))
                 .spawn(move || match l {
-                    DataPort::Tcp(l) => stream::recv_worker(l, cpu, size, no_delay, w, flows, stop),
-                    DataPort::Udp(s) => udp::recv_worker(s, cpu, w, flows, stop),
+                    DataPort::Tcp(l) => stream::recv_worker(l, plan, w, flows, stop),
+                    DataPort::Udp(s) => udp::recv_worker(s, plan, w, flows, stop),
                 })
                 .context("create receiver worker thread")?,
         );

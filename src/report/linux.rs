@@ -34,12 +34,27 @@ pub fn format_throughput(bytes: u64, seconds: f64) -> String {
     format!("{x:.2}{}", units[u])
 }
 
-/// The `--show-tcp-retrans`, `--show-nic-packets` and `--show-dev-interrupts` lines
-/// (spec 4.6), without the log stamp; empty when none was asked for.
+/// The zero-copy notice, then the `--show-tcp-retrans`, `--show-nic-packets` and
+/// `--show-dev-interrupts` lines (spec 4.6), without the log stamp; empty when none applies.
 pub fn extra_lines(r: &Report) -> Vec<String> {
     let secs = r.realtime_s;
     let rate = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
     let mut o = Vec::new();
+    let z = r.params.zero_copy;
+    if z.sendfile && r.side == Side::Sender {
+        o.push(
+            "zero-copy\t:sendfile (-Z): data is not copied from user space; not comparable \
+             with copying runs"
+                .into(),
+        );
+    }
+    if z.skip_rx_copy && r.side == Side::Receiver {
+        o.push(
+            "zero-copy\t:MSG_TRUNC (--skip-rx-copy): received data is discarded, not copied; \
+             not comparable with copying runs"
+                .into(),
+        );
+    }
     if let Some(x) = &r.tcp_retrans {
         o.push("tcp retransmit:".to_string());
         for (name, v) in [

@@ -73,6 +73,58 @@ pub fn path_mtu(sock: &impl AsRawFd, ipv6: bool) -> std::io::Result<usize> {
     }
 }
 
+/// An in-memory file (memfd) holding `len` bytes of `fill`: the source of `-Z` sends.
+#[allow(unsafe_code)]
+pub fn memfd_filled(len: usize, fill: u8) -> std::io::Result<std::fs::File> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: a valid NUL-terminated name and flags; on success we own the descriptor.
+    let fd = unsafe { libc::memfd_create(c"ntttcp-sendfile".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh descriptor nobody else owns.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    f.write_all(&vec![fill; len])?;
+    Ok(f)
+}
+
+/// sendfile() of `len` bytes of `file` from `offset` to `sock` (no copy from user
+/// space); WouldBlock when the socket buffer stays full (non-blocking or SO_SNDTIMEO).
+#[allow(unsafe_code)]
+pub fn sendfile(
+    sock: std::os::fd::BorrowedFd<'_>,
+    file: &std::fs::File,
+    offset: usize,
+    len: usize,
+) -> std::io::Result<usize> {
+    let mut offset = offset as libc::off_t;
+    // SAFETY: both descriptors are open for the call; `offset` is ours.
+    let n = unsafe { libc::sendfile(sock.as_raw_fd(), file.as_raw_fd(), &mut offset, len) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Receives one datagram's first `head.len()` bytes and its sender, discarding the rest
+/// without copying it (MSG_TRUNC); returns the datagram's full length.
+#[allow(unsafe_code)]
+pub fn recv_head(
+    sock: &socket2::SockRef<'_>,
+    head: &mut [u8],
+) -> std::io::Result<(usize, std::net::SocketAddr)> {
+    // SAFETY: [u8] and [MaybeUninit<u8>] have the same layout, and the kernel writes only
+    // initialized bytes, so `head` stays initialized (socket2's documented pattern).
+    let buf = unsafe { &mut *(head as *mut [u8] as *mut [std::mem::MaybeUninit<u8>]) };
+    let (n, addr) = sock.recv_from_with_flags(buf, libc::MSG_TRUNC)?;
+    let addr = addr
+        .as_socket()
+        .ok_or_else(|| std::io::Error::other("datagram from a non-IP peer"))?;
+    Ok((n, addr))
+}
+
 /// TCP_INFO of a connected TCP socket; None if the kernel refuses.
 #[allow(unsafe_code)]
 pub fn tcp_info(sock: &impl AsRawFd, thread: usize, local_port: u16) -> Option<ConnInfo> {
@@ -117,5 +169,32 @@ mod tests {
         set_max_pacing_rate(&c, 5_000_000_000).expect("64-bit pacing rate accepted");
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         assert!(tcp_info(&udp, 0, 0).is_none(), "not a TCP socket");
+    }
+
+    #[test]
+    fn sendfile_from_a_memfd_and_truncating_receives() {
+        use std::io::{Read, Seek, Write};
+        use std::os::fd::AsFd;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let tx = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (mut rx, _) = l.accept().unwrap();
+        let mut f = memfd_filled(1000, b'A').unwrap();
+        f.seek(std::io::SeekFrom::Start(10)).unwrap();
+        f.write_all(b"xyz").unwrap();
+        assert_eq!(sendfile(tx.as_fd(), &f, 10, 990).unwrap(), 990);
+        let mut got = vec![0u8; 990];
+        rx.read_exact(&mut got).unwrap();
+        assert_eq!(&got[..4], b"xyzA", "sent from the offset");
+        assert!(got[3..].iter().all(|b| *b == b'A'));
+        // A 300-byte datagram read with a 24-byte head: its full length comes back.
+        let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut d = vec![b'B'; 300];
+        d[..3].copy_from_slice(b"abc");
+        a.send_to(&d, b.local_addr().unwrap()).unwrap();
+        let mut head = [0u8; 24];
+        let (n, from) = recv_head(&socket2::SockRef::from(&b), &mut head).unwrap();
+        assert_eq!((n, from), (300, a.local_addr().unwrap()));
+        assert_eq!(&head[..4], b"abcB");
     }
 }
