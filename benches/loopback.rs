@@ -1,13 +1,16 @@
 //! Loopback throughput benchmark: ntttcp against iperf2 and iperf3 on 127.0.0.1, the same
 //! number of streams, interleaved, after waiting for an idle machine, repeated; medians
 //! and ratios printed. Run: `cargo bench --bench loopback -- [--seconds 5] [--reps 3]
-//! [--streams 1,2,4]`.
+//! [--streams 1,2,4] [--zero-copy]`.
 //!
 //! Every tool is measured the same way: throughput from the tool's receiver-side figure,
 //! CPU from /proc/stat over the client's lifetime (busy cycles of all CPUs per byte, the
-//! ntttcp formula), so "c/B" columns compare like with like. ntttcp is run twice per
-//! point: its default data path (blocking writes for one connection per thread) and
-//! `--io async` (a tokio runtime per worker), which is how the default was chosen.
+//! ntttcp formula), so "c/B" columns compare like with like. ntttcp is run several ways
+//! per point: its default data path (blocking writes for one connection per thread),
+//! `--io async` (a tokio runtime per worker; how the default was chosen), and with
+//! `--zero-copy` also its opt-in copy-avoiding paths (`-Z` sendfile on the sender,
+//! `--skip-rx-copy` MSG_TRUNC on the receiver, and both), whose gain is the ratio to the
+//! default column.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,7 +39,10 @@ fn main() {
             .status()
             .is_ok()
     };
-    let mut tools: Vec<Tool> = vec![Tool::Ntttcp(false), Tool::Ntttcp(true)];
+    let mut tools: Vec<Tool> = NTTTCP[..2].iter().copied().map(Tool::Ntttcp).collect();
+    if args.iter().any(|a| a == "--zero-copy") {
+        tools.extend(NTTTCP[2..].iter().copied().map(Tool::Ntttcp));
+    }
     for (name, tool) in [("iperf", Tool::Iperf2), ("iperf3", Tool::Iperf3)] {
         if has(name) {
             tools.push(tool);
@@ -76,7 +82,7 @@ fn main() {
     for t in &tools {
         print!(" {:>22}", t.name());
     }
-    println!("   ntttcp/iperf2  ntttcp/iperf3");
+    println!("   ntttcp/iperf2  ntttcp/iperf3  (zero-copy gains: variant / ntttcp)");
     for (si, &n) in streams.iter().enumerate() {
         print!("{n:<8}");
         let med: Vec<(f64, f64)> = results[si]
@@ -99,14 +105,31 @@ fn main() {
                 .map(|i| format!("{:>14.2}", ours / med[i].0))
                 .unwrap_or_else(|| format!("{:>14}", "-"))
         };
-        println!(" {} {}", ratio(Tool::Iperf2), ratio(Tool::Iperf3));
+        print!(" {} {}", ratio(Tool::Iperf2), ratio(Tool::Iperf3));
+        for (t, (g, _)) in tools.iter().zip(&med).skip(2) {
+            if let Tool::Ntttcp((name, _, _)) = t {
+                print!("  {name}: x{:.2}", g / ours);
+            }
+        }
+        println!();
     }
 }
 
+/// An ntttcp configuration: (column name, extra sender flags, extra receiver flags).
+type Variant = (&'static str, &'static str, &'static str);
+
+/// The default first (ratios are against it), then the opt-in paths.
+const NTTTCP: [Variant; 5] = [
+    ("ntttcp", "", ""),
+    ("ntttcp --io async", "--io async", ""),
+    ("ntttcp -Z", "-Z", ""),
+    ("ntttcp --skip-rx-copy", "", "--skip-rx-copy"),
+    ("ntttcp -Z --skip-rx", "-Z", "--skip-rx-copy"),
+];
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Tool {
-    /// ntttcp; true = `--io async`.
-    Ntttcp(bool),
+    Ntttcp(Variant),
     Iperf2,
     Iperf3,
 }
@@ -114,8 +137,7 @@ enum Tool {
 impl Tool {
     fn name(&self) -> &'static str {
         match self {
-            Self::Ntttcp(false) => "ntttcp",
-            Self::Ntttcp(true) => "ntttcp --io async",
+            Self::Ntttcp((name, _, _)) => name,
             Self::Iperf2 => "iperf2 -P",
             Self::Iperf3 => "iperf3 x N procs",
         }
@@ -124,12 +146,11 @@ impl Tool {
     /// Runs one measurement; returns (bytes/s, busy fraction, client seconds).
     fn run(&self, n: usize, secs: u32, port: u16) -> Result<(f64, f64, f64), String> {
         match self {
-            Self::Ntttcp(async_io) => {
+            Self::Ntttcp((_, tx_opts, rx_opts)) => {
                 let ntttcp = env!("CARGO_BIN_EXE_ntttcp");
                 let common = format!("-m {n},*,127.0.0.1 -p {port} -t {secs}");
-                let rx = Guard(spawn(ntttcp, &format!("-r {common}"))?);
-                let io = if *async_io { " --io async" } else { "" };
-                let (_, busy, wall) = timed(|| output(ntttcp, &format!("-s {common}{io}")))?;
+                let rx = Guard(spawn(ntttcp, &format!("-r {common} {rx_opts}"))?);
+                let (_, busy, wall) = timed(|| output(ntttcp, &format!("-s {common} {tx_opts}")))?;
                 let out = wait_output(rx, Duration::from_secs(secs as u64 + 15))?;
                 let bytes_per_s = ntttcp_receiver_rate(&out)?;
                 Ok((bytes_per_s, busy, wall))
