@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use crate::config::{Config, Protocol};
 use crate::control::message::{Reply, ReplyPhase, Request, State};
 use crate::control::{Connection, Incoming, Writer, windows};
-use crate::pace::{Pacer, Pacers};
+use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
 use crate::report::{Report, Side};
 use crate::stop::Flag;
 use crate::stream::{self, SendPlan, Worker};
@@ -40,6 +40,13 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         }
     }
 
+    if cfg.protocol == Protocol::Udp && cfg.sockopts.pacing_rate.is_some() {
+        notes(Note::Warn(
+            "--fq-rate-limit on UDP sockets takes effect only where the fq qdisc runs on \
+             the sending interface; -B limits UDP in ntttcp itself"
+                .into(),
+        ));
+    }
     let fitted;
     let cfg = if cfg.protocol == Protocol::Udp {
         fitted = datagram_size(cfg, &targets, notes)?;
@@ -97,6 +104,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     let threads = cfg.sender_threads();
     let connect_deadline = Instant::now() + cfg.timeout;
     let workers: Vec<Arc<Worker>> = threads.iter().map(|_| Arc::default()).collect();
+    let gate = Arc::new(ConnectGate::new(CONNECTS_IN_FLIGHT));
     // -B is one budget for every worker; -thr one per worker.
     let shared = cfg.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
     let mut handles = Vec::with_capacity(threads.len());
@@ -112,6 +120,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
             opts: cfg.sockopts,
             source: cfg.source_addr.map(|ip| (ip, cfg.source_device.clone())),
             sendfile: cfg.zero_copy.sendfile,
+            gate: gate.clone(),
             source_port: cfg
                 .source_port
                 .map(|f| f + (t.index * cfg.conns_per_thread as usize) as u16),
@@ -141,6 +150,11 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         "{total} connections created in {} microseconds",
         began.elapsed().as_micros()
     )));
+    if total > CONNECTS_IN_FLIGHT && cfg.protocol == Protocol::Tcp {
+        notes(Note::Info(format!(
+            "connection setup paced: at most {CONNECTS_IN_FLIGHT} connects in flight"
+        )));
+    }
 
     for conn in &mut sessions {
         request_start(conn, cfg, interrupt, notes).await?;

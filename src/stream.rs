@@ -196,6 +196,8 @@ pub struct SendPlan {
     pub source_port: Option<u16>,
     /// `-Z`: send with sendfile() from an in-memory file instead of copying a buffer.
     pub sendfile: bool,
+    /// Paces connection setup over all workers.
+    pub gate: Arc<crate::pace::ConnectGate>,
 }
 
 /// What a sender writes: a buffer of `'A'` (copied into the kernel on every send) or an
@@ -279,13 +281,22 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
     let mut socks = Vec::with_capacity(plan.conns);
     for i in 0..plan.conns {
         let local = local_bind(&plan, i);
-        match connect(
-            plan.target,
-            plan.connect_deadline,
-            &stop,
-            &plan.opts,
-            local.as_ref(),
-        ) {
+        let slot = plan.gate.enter(plan.connect_deadline);
+        let r = match slot {
+            Some(_) => connect(
+                plan.target,
+                plan.connect_deadline,
+                &stop,
+                &plan.opts,
+                local.as_ref(),
+            ),
+            None => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "no connection before the connect deadline (waiting to connect)",
+            )),
+        };
+        drop(slot);
+        match r {
             Ok(s) => {
                 let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
                 applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));

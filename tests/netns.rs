@@ -110,9 +110,18 @@ impl TwoHosts {
         );
     }
 
+    /// Gives namespace `ns` its own /etc/hosts (`ip netns exec` bind-mounts
+    /// /etc/netns/NS/hosts over /etc/hosts for the commands it runs).
+    pub(crate) fn hosts_file(&self, ns: &str, text: &str) {
+        let dir = format!("/etc/netns/{ns}");
+        std::fs::create_dir_all(&dir).expect("create /etc/netns/NS");
+        std::fs::write(format!("{dir}/hosts"), text).expect("write the namespace's hosts");
+    }
+
     fn cleanup(&self) {
         for ns in [&self.a, &self.b] {
             let _ = Command::new("ip").args(["netns", "del", ns]).output();
+            let _ = std::fs::remove_dir_all(format!("/etc/netns/{ns}"));
         }
     }
 }
@@ -345,4 +354,75 @@ fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
         );
         assert_eq!(udp["duplicates"], 0, "{udp}");
     }
+}
+
+#[test]
+fn sender_resolves_host_names_over_ipv4_and_ipv6() {
+    let h = TwoHosts::new("hn", 9);
+    h.exec(
+        &h.a,
+        &format!("ip -6 addr add fd00:201:9::1/64 dev {} nodad", h.dev_a),
+    );
+    h.exec(&h.b, "ip -6 addr add fd00:201:9::2/64 dev vhnb nodad");
+    // The sender's host knows the receiver by name, with an address of each family.
+    h.hosts_file(
+        &h.a,
+        &format!("{} rx.ntttcp.test\nfd00:201:9::2 rx.ntttcp.test\n", h.ip_b),
+    );
+    let cases = [
+        (
+            "-s rx.ntttcp.test",
+            h.ip_b.as_str(),
+            "",
+            23901,
+            format!("{}:", h.ip_a),
+        ),
+        (
+            "-s rx.ntttcp.test",
+            "fd00:201:9::2",
+            "-6",
+            23911,
+            "[fd00:201:9::1]:".into(),
+        ),
+        (
+            "-s -m 1,*,rx.ntttcp.test",
+            h.ip_b.as_str(),
+            "",
+            23921,
+            format!("{}:", h.ip_a),
+        ),
+    ];
+    for (target, listen, family, port, peer) in cases {
+        let common = format!("{family} -P 1 -p {port} -t 1 --format json");
+        let r = spawn_in(&h.b, "receiver", &format!("-r {listen} {common}"));
+        let s = spawn_in(&h.a, "sender", &format!("{target} {common}"));
+        let so = s.wait(Duration::from_secs(30));
+        let ro = r.wait(Duration::from_secs(30));
+        assert_eq!(
+            (so.code(), ro.code()),
+            (Some(0), Some(0)),
+            "{target} {family}: {so:?}\n{ro:?}"
+        );
+        let rd: serde_json::Value = serde_json::from_str(&ro.stdout).expect("JSON");
+        let peers = rd["reports"][0]["peers"].as_array().unwrap();
+        assert!(
+            !peers.is_empty() && peers.iter().all(|p| p.as_str().unwrap().starts_with(&peer)),
+            "{target} {family}: {peers:?}"
+        );
+        assert!(rd["reports"][0]["totals"]["bytes"].as_u64().unwrap() > 0);
+    }
+    // A name nobody knows: one line naming it, at once.
+    let o = spawn_in(
+        &h.a,
+        "sender",
+        "-s nosuch.ntttcp.invalid -P 1 -p 23931 -t 1",
+    )
+    .wait(Duration::from_secs(20));
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(
+        o.stderr
+            .contains("cannot resolve receiver address 'nosuch.ntttcp.invalid'"),
+        "{}",
+        o.stderr
+    );
 }
