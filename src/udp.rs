@@ -42,6 +42,13 @@ pub const MAX_PAYLOAD_V6: usize = 65_527;
 /// Receive buffer: any datagram fits, whatever `-b` the receiver was given (Windows
 /// NTttcp fails with error 10040 when its buffer is smaller than the datagram).
 const RECV_BUF: usize = 65_536;
+/// A flow with a datagram this recent counts in the jitter figure (so a finished test's
+/// flows do not dilute the next one's on a `-H` receiver).
+const ACTIVE: u64 = 1_000_000_000;
+/// A flow silent this long is forgotten (memory stays bounded on a long-lived receiver).
+const FORGET: u64 = 30_000_000_000;
+/// How often the active-flow figures are recomputed.
+const REFRESH: u64 = 250_000_000;
 /// How many recent sequence numbers a flow remembers to tell duplicates from late ones.
 const WINDOW: u64 = 4096;
 const WORDS: usize = (WINDOW / 64) as usize;
@@ -121,9 +128,9 @@ pub struct Tally {
     pub out_of_order: u64,
     /// Datagrams without a stamp (a sender other than this ntttcp).
     pub unstamped: u64,
-    /// Sum over stamped flows of their current jitter estimate, nanoseconds.
+    /// Sum over the active stamped flows of their current jitter estimate, nanoseconds.
     pub jitter_sum_ns: u64,
-    /// Stamped flows seen.
+    /// Stamped flows active (a datagram within `ACTIVE`) at the last refresh.
     pub flows: u64,
 }
 
@@ -186,16 +193,19 @@ struct Flow {
     transit: Option<i64>,
     /// RFC 3550 jitter estimate, ns.
     jitter: f64,
+    /// Arrival of its latest datagram, `now_ns()`.
+    last_ns: u64,
 }
 
 impl Flow {
-    fn new(session: u32) -> Self {
+    fn new(session: u32, now: u64) -> Self {
         Self {
             session,
             next: 0,
             seen: Box::new([0; WORDS]),
             transit: None,
             jitter: 0.0,
+            last_ns: now,
         }
     }
 
@@ -216,7 +226,9 @@ impl Flow {
 #[derive(Debug, Default)]
 pub struct Accounting {
     flows: HashMap<SocketAddr, Flow>,
-    unstamped_peers: std::collections::HashSet<SocketAddr>,
+    /// Peers sending unstamped datagrams, with the arrival of their latest.
+    unstamped_peers: HashMap<SocketAddr, u64>,
+    refreshed_ns: u64,
     /// Totals so far.
     pub tally: Tally,
 }
@@ -227,7 +239,7 @@ impl Accounting {
     pub fn record(&mut self, peer: SocketAddr, d: &[u8], arrived_ns: u64) -> bool {
         let Some(stamp) = Stamp::read(d) else {
             self.tally.unstamped += 1;
-            return self.unstamped_peers.insert(peer);
+            return self.unstamped_peers.insert(peer, arrived_ns).is_none();
         };
         let t = &mut self.tally;
         let mut new = false;
@@ -236,16 +248,15 @@ impl Accounting {
             .entry(peer)
             .and_modify(|f| {
                 if f.session != stamp.session {
-                    t.jitter_sum_ns -= f.jitter as u64;
-                    *f = Flow::new(stamp.session);
+                    *f = Flow::new(stamp.session, arrived_ns);
                     new = true;
                 }
             })
             .or_insert_with(|| {
-                t.flows += 1;
                 new = true;
-                Flow::new(stamp.session)
+                Flow::new(stamp.session, arrived_ns)
             });
+        flow.last_ns = arrived_ns;
         let seq = stamp.seq;
         if seq >= flow.next {
             // Forget what the window held for the sequence numbers now skipped over.
@@ -276,13 +287,36 @@ impl Accounting {
         // RFC 3550 6.4.1: J += (|D(i-1,i)| - J) / 16, D from the transit times.
         let transit = arrived_ns as i64 - stamp.sent_ns as i64;
         if let Some(prev) = flow.transit {
-            let before = flow.jitter as u64;
             let d = (transit - prev).unsigned_abs() as f64;
             flow.jitter += (d - flow.jitter) / 16.0;
-            t.jitter_sum_ns = t.jitter_sum_ns - before + flow.jitter as u64;
         }
         flow.transit = Some(transit);
+        if new {
+            self.refresh(arrived_ns);
+        }
         new
+    }
+
+    /// Recomputes the active-flow figures (and forgets long-silent flows) if the last
+    /// time was `REFRESH` ago.
+    pub fn tick(&mut self, now: u64) {
+        if now.saturating_sub(self.refreshed_ns) >= REFRESH {
+            self.refresh(now);
+        }
+    }
+
+    /// Recomputes the jitter sum and count over the flows active at `now`, and forgets
+    /// flows silent for `FORGET`.
+    pub fn refresh(&mut self, now: u64) {
+        let silent = |last: u64| now.saturating_sub(last);
+        self.flows.retain(|_, f| silent(f.last_ns) < FORGET);
+        self.unstamped_peers
+            .retain(|_, last| silent(*last) < FORGET);
+        let active = self.flows.values().filter(|f| silent(f.last_ns) < ACTIVE);
+        let (sum, n) = active.fold((0u64, 0u64), |(s, n), f| (s + f.jitter as u64, n + 1));
+        self.tally.jitter_sum_ns = sum;
+        self.tally.flows = n;
+        self.refreshed_ns = now;
     }
 }
 
@@ -434,7 +468,10 @@ pub fn recv_worker(sock: UdpSocket, plan: RecvPlan, me: Arc<Worker>, flows: Flow
         match r {
             Ok((n, peer)) => {
                 me.counters.add(n);
-                if acct.record(peer, &buf[..n.min(len)], now_ns()) {
+                let now = now_ns();
+                let new = acct.record(peer, &buf[..n.min(len)], now);
+                acct.tick(now);
+                if new {
                     me.peers
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
@@ -451,7 +488,12 @@ pub fn recv_worker(sock: UdpSocket, plan: RecvPlan, me: Arc<Worker>, flows: Flow
                         | io::ErrorKind::TimedOut
                         | io::ErrorKind::Interrupted
                         | io::ErrorKind::ConnectionRefused
-                ) => {}
+                ) =>
+            {
+                // Quiet: flows go inactive, and the published jitter follows.
+                acct.tick(now_ns());
+                me.udp.publish(&acct.tally);
+            }
             Err(e) => return me.fail(format!("receive on UDP port: {e}")),
         }
     }
@@ -562,9 +604,31 @@ mod tests {
                 j += (1_000_000.0 - j) / 16.0;
             }
         }
+        a.refresh(200 * 1000);
         let got = a.tally.jitter_ms().unwrap();
         assert!((got - j / 1e6).abs() < 1e-5, "{got} vs {}", j / 1e6);
         assert!(got > 0.99, "converges on 1 ms: {got}");
+    }
+
+    #[test]
+    fn finished_flows_leave_the_jitter_figure_and_are_forgotten() {
+        let mut a = Accounting::default();
+        // An old flow with 1 ms jitter, then a new one with none, 5 s later.
+        for seq in 0..100u64 {
+            let transit = if seq % 2 == 0 { 1_000_000 } else { 2_000_000 };
+            a.record(peer(1), &datagram(1, seq, seq * 1000), seq * 1000 + transit);
+        }
+        let later = 5_000_000_000;
+        for seq in 0..100u64 {
+            a.record(peer(2), &datagram(2, seq, seq), later + seq);
+        }
+        a.refresh(later + 100);
+        assert_eq!(a.tally.flows, 1, "only the active flow");
+        assert_eq!(a.tally.jitter_ms(), Some(0.0));
+        assert_eq!(a.flows.len(), 2, "the old one is still remembered");
+        a.refresh(later + 100 + FORGET);
+        assert_eq!((a.flows.len(), a.tally.flows), (0, 0));
+        assert_eq!(a.tally.expected, 200, "cumulative counts stay");
     }
 
     #[test]

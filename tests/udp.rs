@@ -207,3 +207,45 @@ fn datagrams_without_our_stamp_are_counted_and_their_loss_is_unknown() {
     assert_eq!((cols[2], cols[3]), ("0", "n/a"), "loss unknown: {total}");
     assert!(o.stdout.contains("carried no ntttcp stamp"), "{}", o.stdout);
 }
+
+#[test]
+fn holding_receiver_counts_each_tests_flows_once() {
+    let r = spawn(
+        "receiver",
+        "-r 127.0.0.1 -u -H -P 1 -p 29301 -t 1 --format jsonl",
+    );
+    for _ in 0..2 {
+        let s = run(
+            "-s 127.0.0.1 -u -P 1 -n 1 -l 2 -p 29301 -t 1 -b 500 -B 10M --format json",
+            LIMIT,
+        );
+        assert_eq!(s.code(), Some(0), "{s:?}");
+    }
+    r.signal(2);
+    let o = r.wait(LIMIT);
+    let summaries: Vec<Value> = o
+        .stdout
+        .lines()
+        .map(json)
+        .filter(|l| l["type"] == "summary")
+        .collect();
+    assert_eq!(summaries.len(), 2, "{}", o.stdout);
+    let mut seen = Vec::new();
+    for s in &summaries {
+        let rep = &s["report"];
+        assert_eq!(rep["connections"], 2, "{rep}");
+        let peers: Vec<String> = rep["peers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(peers.len(), 2, "{peers:?}");
+        assert!(
+            peers.iter().all(|p| !seen.contains(p)),
+            "a new test's flows"
+        );
+        seen.extend(peers);
+        assert!(u64_of(&rep["udp"]["expected"]) > 100, "{}", rep["udp"]);
+    }
+}

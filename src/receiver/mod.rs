@@ -336,8 +336,19 @@ async fn test(
         notes(Note::Warn(format!("test ended early: {reason}")));
     }
     let ports: Vec<u16> = (0..workers.len()).map(|j| cfg.port(j)).collect();
-    let connections =
-        count(|w| w.connections.load(Ordering::Acquire)) - accepted_before + open_at_start;
+    let peers: Vec<String> = workers
+        .iter()
+        .flat_map(|w| std::mem::take(&mut *w.peers.lock().unwrap_or_else(|p| p.into_inner())))
+        .map(|a| a.to_string())
+        .collect();
+    // UDP flows have no "open" state: every flow seen since the last report (the first
+    // datagrams may beat our start sample) belongs to this test.
+    let connections = match cfg.protocol {
+        Protocol::Udp => peers.len(),
+        Protocol::Tcp => {
+            count(|w| w.connections.load(Ordering::Acquire)) - accepted_before + open_at_start
+        }
+    };
     let mut report = Report::from_window(
         Side::Receiver,
         cfg,
@@ -347,11 +358,7 @@ async fn test(
         &window,
     );
     report.socket.applied = applied(workers, cfg, notes);
-    report.peers = workers
-        .iter()
-        .flat_map(|w| std::mem::take(&mut *w.peers.lock().unwrap_or_else(|p| p.into_inner())))
-        .map(|a| a.to_string())
-        .collect();
+    report.peers = peers;
     report
 }
 
