@@ -244,6 +244,58 @@ mod tests {
 }
 
 #[cfg(test)]
+mod udp_tests {
+    use super::*;
+    use crate::report::UdpResult;
+    use crate::report::fixture::seed_report;
+
+    #[test]
+    fn udp_lines_replace_retransmits_on_both_sides() {
+        let mut r = seed_report();
+        r.params.protocol = crate::config::Protocol::Udp;
+        let sender = render(&r, false);
+        assert!(!sender.contains("retrans segs"), "{sender}");
+        assert!(
+            sender.contains("INFO: \t datagrams sent\t:547888\n"),
+            "{sender}"
+        );
+        r.side = Side::Receiver;
+        for (i, t) in r.threads.iter_mut().enumerate() {
+            t.udp = Some(UdpResult {
+                datagrams: 100,
+                expected: 110,
+                lost: 10,
+                loss_percent: Some(10.0 / 1.1),
+                duplicates: i as u64,
+                out_of_order: 1,
+                unstamped: 0,
+                jitter_ms: Some(0.5),
+            });
+        }
+        let got = udp_lines(&r, false);
+        assert_eq!(
+            got,
+            [
+                "\t datagrams\t:400",
+                "\t lost\t\t:40 of 440 (9.091%)",
+                "\t duplicated\t:6",
+                "\t out of order\t:4",
+                "\t jitter\t\t:0.500 ms",
+            ]
+        );
+        let verbose = udp_lines(&r, true);
+        assert_eq!(verbose.len(), 5 * 5, "four threads, then the total");
+        assert_eq!(verbose[0], "\t thread 0 datagrams\t:100");
+        r.threads[0].udp.as_mut().unwrap().unstamped = 7;
+        r.threads[0].udp.as_mut().unwrap().jitter_ms = None;
+        assert!(
+            udp_lines(&r, false)
+                .contains(&"\t unstamped\t:7 (sent by another tool: loss unknown)".to_string())
+        );
+    }
+}
+
+#[cfg(test)]
 mod extra_tests {
     use super::*;
     use crate::report::DevInterrupts;
