@@ -353,6 +353,25 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
     }
 }
 
+/// Errors after which a blocking loop just tries again: a full buffer, a timeout that
+/// lets it poll "stop", a signal.
+pub(crate) fn retry(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}
+
+/// Counts `n` bytes just sent and sleeps as long as the rate limits ask (cut short by
+/// "stop").
+pub(crate) fn sent(n: usize, counters: &Counters, pacers: &Pacers, stop: &Flag) {
+    counters.add(n);
+    let wait = pacers.after(n);
+    if !wait.is_zero() {
+        nap(wait, stop);
+    }
+}
+
 /// Waits for "start"; false if "stop" came first.
 pub(crate) fn wait_start(start: &Flag, stop: &Flag) -> bool {
     while !start.wait_timeout(Duration::from_millis(100)) {
@@ -377,6 +396,29 @@ pub(crate) fn local_bind(plan: &SendPlan, i: usize) -> Option<(SocketAddr, Optio
     Some((SocketAddr::new(ip, port), device))
 }
 
+/// A sender's data socket towards `target`: `opts`' buffer sizes, bound to `local` (the
+/// `-a` address and its device, and/or a `-f` port) when given.
+pub(crate) fn sender_socket(
+    target: SocketAddr,
+    ty: Type,
+    proto: Protocol,
+    opts: &SockOpts,
+    local: Option<&(SocketAddr, Option<String>)>,
+) -> io::Result<Socket> {
+    let sock = Socket::new(Domain::for_address(target), ty, Some(proto))?;
+    set_buffers(&sock, opts)?;
+    if let Some((addr, device)) = local {
+        // A pinned port may still be in TIME_WAIT from the previous run.
+        sock.set_reuse_address(true)?;
+        if let Some(dev) = device {
+            sock.bind_device(Some(dev.as_bytes()))?;
+        }
+        sock.bind(&SockAddr::from(*addr))
+            .map_err(|e| io::Error::new(e.kind(), format!("bind source {addr}: {e}")))?;
+    }
+    Ok(sock)
+}
+
 /// Connects, retrying "refused" (the receiver may still be starting) until the deadline.
 fn connect(
     target: SocketAddr,
@@ -393,21 +435,7 @@ fn connect(
                 "no connection before the connect deadline",
             ));
         }
-        let sock = Socket::new(
-            Domain::for_address(target),
-            Type::STREAM,
-            Some(Protocol::TCP),
-        )?;
-        set_buffers(&sock, opts)?;
-        if let Some((addr, device)) = local {
-            // A pinned port may still be in TIME_WAIT from the previous run.
-            sock.set_reuse_address(true)?;
-            if let Some(dev) = device {
-                sock.bind_device(Some(dev.as_bytes()))?;
-            }
-            sock.bind(&SockAddr::from(*addr))
-                .map_err(|e| io::Error::new(e.kind(), format!("bind source {addr}: {e}")))?;
-        }
+        let sock = sender_socket(target, Type::STREAM, Protocol::TCP, opts, local)?;
         match sock.connect_timeout(&SockAddr::from(target), left) {
             Ok(()) => {
                 sock.set_tcp_nodelay(opts.no_delay)?;
@@ -442,20 +470,8 @@ fn send_blocking(
     while !stop.is_set() {
         for s in socks {
             match payload.send(s, len, &mut at) {
-                Ok(n) => {
-                    counters.add(n);
-                    let wait = pacers.after(n);
-                    if !wait.is_zero() {
-                        nap(wait, stop);
-                    }
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) => {}
+                Ok(n) => sent(n, counters, pacers, stop),
+                Err(e) if retry(&e) => {}
                 Err(e) => return Err(e),
             }
         }

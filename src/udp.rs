@@ -28,7 +28,7 @@ use crate::config::SockOpts;
 use crate::pace::Pacers;
 use crate::stop::Flag;
 use crate::stream::{
-    Applied, FinishGuard, Flows, RecvPlan, SendPlan, Worker, nap, set_buffers, wait_start,
+    Applied, FinishGuard, Flows, RecvPlan, SendPlan, Worker, sent, set_buffers, wait_start,
 };
 use crate::sys::affinity;
 
@@ -320,26 +320,21 @@ impl Accounting {
     }
 }
 
+/// UDP errors a loop rides out: those of `stream::retry`, an ICMP error reported for an
+/// earlier datagram (the peer not yet or no longer bound) and a full device queue.
+fn retry(e: &io::Error) -> bool {
+    crate::stream::retry(e)
+        || e.kind() == io::ErrorKind::ConnectionRefused
+        || e.raw_os_error() == Some(libc::ENOBUFS)
+}
+
 /// A connected UDP socket to `target` with `opts`' buffer sizes, bound to `local`.
 fn open(
     target: SocketAddr,
     opts: &SockOpts,
     local: Option<&(SocketAddr, Option<String>)>,
 ) -> io::Result<UdpSocket> {
-    let sock = Socket::new(
-        Domain::for_address(target),
-        Type::DGRAM,
-        Some(Protocol::UDP),
-    )?;
-    set_buffers(&sock, opts)?;
-    if let Some((addr, device)) = local {
-        sock.set_reuse_address(true)?;
-        if let Some(dev) = device {
-            sock.bind_device(Some(dev.as_bytes()))?;
-        }
-        sock.bind(&SockAddr::from(*addr))
-            .map_err(|e| io::Error::new(e.kind(), format!("bind source {addr}: {e}")))?;
-    }
+    let sock = crate::stream::sender_socket(target, Type::DGRAM, Protocol::UDP, opts, local)?;
     if let Some(rate) = opts.pacing_rate {
         crate::sys::socket::set_max_pacing_rate(&sock, rate)?;
     }
@@ -412,23 +407,10 @@ fn send_loop(
             match s.send(buf) {
                 Ok(n) => {
                     *seq += 1;
-                    me.counters.add(n);
-                    let wait = pacers.after(n);
-                    if !wait.is_zero() {
-                        nap(wait, stop);
-                    }
+                    sent(n, &me.counters, pacers, stop);
                 }
-                // A full socket buffer, a stop poll, or an ICMP error from an earlier
-                // datagram (the receiver not yet or no longer bound): the datagram was
-                // not sent and keeps its sequence number.
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                            | io::ErrorKind::ConnectionRefused
-                    ) || e.raw_os_error() == Some(libc::ENOBUFS) => {}
+                // The datagram was not sent and keeps its sequence number.
+                Err(e) if retry(&e) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -481,15 +463,7 @@ pub fn recv_worker(sock: UdpSocket, plan: RecvPlan, me: Arc<Worker>, flows: Flow
                 }
                 me.udp.publish(&acct.tally);
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                        | io::ErrorKind::ConnectionRefused
-                ) =>
-            {
+            Err(e) if retry(&e) => {
                 // Quiet: flows go inactive, and the published jitter follows.
                 acct.tick(now_ns());
                 me.udp.publish(&acct.tally);
