@@ -1,7 +1,8 @@
 //! Loopback throughput benchmark: ntttcp against iperf2 and iperf3 on 127.0.0.1, the same
 //! number of streams, interleaved, after waiting for an idle machine, repeated; medians
 //! and ratios printed. Run: `cargo bench --bench loopback -- [--seconds 5] [--reps 3]
-//! [--streams 1,2,4] [--zero-copy]`.
+//! [--streams 1,2,4] [--zero-copy] [--udp]`. `--udp` compares UDP instead: receiver
+//! goodput of unlimited 1472-byte datagrams, ntttcp `-u` against iperf3 `-u -b 0`.
 //!
 //! Every tool is measured the same way: throughput from the tool's receiver-side figure,
 //! CPU from /proc/stat over the client's lifetime (busy cycles of all CPUs per byte, the
@@ -39,11 +40,18 @@ fn main() {
             .status()
             .is_ok()
     };
+    let udp = args.iter().any(|a| a == "--udp");
     let mut tools: Vec<Tool> = NTTTCP[..2].iter().copied().map(Tool::Ntttcp).collect();
     if args.iter().any(|a| a == "--zero-copy") {
         tools.extend(NTTTCP[2..].iter().copied().map(Tool::Ntttcp));
     }
-    for (name, tool) in [("iperf", Tool::Iperf2), ("iperf3", Tool::Iperf3)] {
+    let mut peers = vec![("iperf", Tool::Iperf2), ("iperf3", Tool::Iperf3(false))];
+    if udp {
+        // 1472-byte datagrams (a 1500-byte MTU's worth) as fast as each tool sends.
+        tools = vec![Tool::Ntttcp(UDP)];
+        peers = vec![("iperf3", Tool::Iperf3(true))];
+    }
+    for (name, tool) in peers {
         if has(name) {
             tools.push(tool);
         } else {
@@ -105,7 +113,7 @@ fn main() {
                 .map(|i| format!("{:>14.2}", ours / med[i].0))
                 .unwrap_or_else(|| format!("{:>14}", "-"))
         };
-        print!(" {} {}", ratio(Tool::Iperf2), ratio(Tool::Iperf3));
+        print!(" {} {}", ratio(Tool::Iperf2), ratio(Tool::Iperf3(udp)));
         for (t, (g, _)) in tools.iter().zip(&med).skip(2) {
             if let Tool::Ntttcp((name, _, _)) = t {
                 print!("  {name}: x{:.2}", g / ours);
@@ -117,6 +125,9 @@ fn main() {
 
 /// An ntttcp configuration: (column name, extra sender flags, extra receiver flags).
 type Variant = (&'static str, &'static str, &'static str);
+
+/// `--udp`: receiver goodput of unlimited 1472-byte datagrams.
+const UDP: Variant = ("ntttcp -u", "-u -b 1472", "-u");
 
 /// The default first (ratios are against it), then the opt-in paths.
 const NTTTCP: [Variant; 5] = [
@@ -131,7 +142,8 @@ const NTTTCP: [Variant; 5] = [
 enum Tool {
     Ntttcp(Variant),
     Iperf2,
-    Iperf3,
+    /// true = UDP (`-u -b 0 -l 1472`).
+    Iperf3(bool),
 }
 
 impl Tool {
@@ -139,7 +151,8 @@ impl Tool {
         match self {
             Self::Ntttcp((name, _, _)) => name,
             Self::Iperf2 => "iperf2 -P",
-            Self::Iperf3 => "iperf3 x N procs",
+            Self::Iperf3(false) => "iperf3 x N procs",
+            Self::Iperf3(true) => "iperf3 -u x N procs",
         }
     }
 
@@ -180,7 +193,8 @@ impl Tool {
                 };
                 Ok((rate / 8.0, busy, wall))
             }
-            Self::Iperf3 => {
+            Self::Iperf3(udp) => {
+                let udp = if *udp { " -u -b 0 -l 1472" } else { "" };
                 let servers: Vec<Guard> = (0..n)
                     .map(|i| spawn("iperf3", &format!("-s -1 -p {}", port + i as u16)).map(Guard))
                     .collect::<Result<_, _>>()?;
@@ -188,7 +202,8 @@ impl Tool {
                 let (outs, busy, wall) = timed(|| {
                     let clients: Vec<Child> = (0..n)
                         .map(|i| {
-                            let args = format!("-c 127.0.0.1 -p {} -t {secs} -J", port + i as u16);
+                            let args =
+                                format!("-c 127.0.0.1 -p {} -t {secs} -J{udp}", port + i as u16);
                             spawn("iperf3", &args)
                         })
                         .collect::<Result<_, _>>()?;
