@@ -96,7 +96,10 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
     let workers: Vec<Arc<Worker>> = listeners.iter().map(|_| Arc::default()).collect();
     let mut handles = Vec::with_capacity(workers.len());
     for (j, (l, w)) in listeners.into_iter().zip(&workers).enumerate() {
-        let cpu = affinity::cpu_for(cfg.ports[j].cpu, j, &allowed);
+        let cpu = match cfg.protocol {
+            Protocol::Tcp => affinity::cpu_for(cfg.ports[j].cpu, j, &allowed),
+            Protocol::Udp => affinity::udp_receiver_cpu_for(cfg.ports[j].cpu, j, &allowed),
+        };
         let (w, flows, stop) = (w.clone(), flows.clone(), stop.clone());
         let plan = stream::RecvPlan {
             cpu,
