@@ -120,6 +120,8 @@ pub struct Config {
     pub send_size: usize,
     /// UDP without `-b`: the sender sizes datagrams to the path MTU instead.
     pub fit_datagrams: bool,
+    /// UDP: use the kernel's segmentation (GSO) and coalescing (GRO) offloads.
+    pub udp_offload: bool,
     /// Zero-copy paths asked for.
     pub zero_copy: ZeroCopy,
     /// Bytes per `recv()` call.
@@ -308,6 +310,7 @@ mod tests {
             protocol: Protocol::Tcp,
             send_size: DEFAULT_SEND_SIZE,
             fit_datagrams: false,
+            udp_offload: true,
             zero_copy: ZeroCopy::default(),
             recv_size: DEFAULT_RECV_SIZE,
             timeline: Timeline {

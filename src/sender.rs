@@ -48,8 +48,9 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         ));
     }
     let fitted;
+    let mut datagrams_per_send = 1;
     let cfg = if cfg.protocol == Protocol::Udp {
-        fitted = datagram_size(cfg, &targets, notes)?;
+        (fitted, datagrams_per_send) = datagram_size(cfg, &targets, notes)?;
         &fitted
     } else {
         cfg
@@ -121,6 +122,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
             source: cfg.source_addr.map(|ip| (ip, cfg.source_device.clone())),
             sendfile: cfg.zero_copy.sendfile,
             gate: gate.clone(),
+            datagrams_per_send,
             source_port: cfg
                 .source_port
                 .map(|f| f + (t.index * cfg.conns_per_thread as usize) as u16),
@@ -222,24 +224,30 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
 }
 
 /// A copy of `cfg` whose send size is the UDP datagram size: without `-b` the largest
-/// that crosses every target's path unfragmented, else `-b` capped to what UDP carries.
-fn datagram_size(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Result<Config> {
+/// that crosses every target's path unfragmented, else `-b` capped to what UDP carries;
+/// and how many datagrams one send carries (more than one with UDP GSO, which needs
+/// datagrams that cross the path unfragmented).
+fn datagram_size(
+    cfg: &Config,
+    targets: &[SocketAddr],
+    notes: Notes<'_>,
+) -> Result<(Config, usize)> {
     let mut c = cfg.clone();
     let max = targets
         .iter()
         .map(udp::max_payload)
         .min()
         .unwrap_or(udp::MAX_PAYLOAD_V4);
+    let mut path = max;
+    for t in targets {
+        let fits = udp::path_payload(*t)
+            .with_context(|| format!("cannot find the path MTU to receiver {t}"))?;
+        path = path.min(fits);
+    }
     if cfg.fit_datagrams {
-        let mut size = max;
-        for t in targets {
-            let fits = udp::path_payload(*t)
-                .with_context(|| format!("cannot find the path MTU to receiver {t}"))?;
-            size = size.min(fits);
-        }
-        c.send_size = size;
+        c.send_size = path;
         notes(Note::Info(format!(
-            "UDP datagrams of {size} bytes: the largest that fits the path MTU (set with -b)"
+            "UDP datagrams of {path} bytes: the largest that fits the path MTU (set with -b)"
         )));
     } else if cfg.send_size > max {
         c.send_size = max;
@@ -247,7 +255,27 @@ fn datagram_size(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Resu
             "the UDP send size is too big. use the max value: {max} bytes"
         )));
     }
-    Ok(c)
+    let size = c.send_size.max(udp::STAMP_LEN);
+    let mut per_send = 1;
+    if cfg.udp_offload && size <= path {
+        per_send = (max / size).min(udp::GSO_MAX_SEGMENTS);
+    }
+    if per_send > 1 {
+        match udp::gso_available(targets[0], size) {
+            Ok(()) => notes(Note::Info(format!(
+                "UDP segmentation offload (GSO): up to {per_send} datagrams per send \
+                 (--no-udp-offload for one)"
+            ))),
+            Err(e) => {
+                notes(Note::Warn(format!(
+                    "UDP segmentation offload (GSO) is not available ({e}): one datagram \
+                     per send"
+                )));
+                per_send = 1;
+            }
+        }
+    }
+    Ok((c, per_send))
 }
 
 /// Asks one receiver to start ('R', or 'L' for the last client) and waits for its go;

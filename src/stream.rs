@@ -39,10 +39,17 @@ impl Counters {
     /// Adds one completed call of `n` bytes. Only the owning thread calls this.
     #[inline]
     pub(crate) fn add(&self, n: usize) {
+        self.add_many(n, 1);
+    }
+
+    /// Adds `n` bytes moved by `calls` completed calls (UDP: datagrams). Only the owning
+    /// thread calls this.
+    #[inline]
+    pub(crate) fn add_many(&self, n: usize, calls: u64) {
         let b = self.bytes.load(Ordering::Relaxed);
         self.bytes.store(b + n as u64, Ordering::Relaxed);
         let o = self.ops.load(Ordering::Relaxed);
-        self.ops.store(o + 1, Ordering::Relaxed);
+        self.ops.store(o + calls, Ordering::Relaxed);
     }
 
     /// Current (bytes, calls).
@@ -198,6 +205,8 @@ pub struct SendPlan {
     pub sendfile: bool,
     /// Paces connection setup over all workers.
     pub gate: Arc<crate::pace::ConnectGate>,
+    /// UDP: datagrams per send (more than one with segmentation offload, GSO).
+    pub datagrams_per_send: usize,
 }
 
 /// What a sender writes: a buffer of `'A'` (copied into the kernel on every send) or an
@@ -362,10 +371,10 @@ pub(crate) fn retry(e: &io::Error) -> bool {
     )
 }
 
-/// Counts `n` bytes just sent and sleeps as long as the rate limits ask (cut short by
-/// "stop").
-pub(crate) fn sent(n: usize, counters: &Counters, pacers: &Pacers, stop: &Flag) {
-    counters.add(n);
+/// Counts `n` bytes just sent in `calls` calls (UDP: datagrams) and sleeps as long as
+/// the rate limits ask (cut short by "stop").
+pub(crate) fn sent(n: usize, calls: u64, counters: &Counters, pacers: &Pacers, stop: &Flag) {
+    counters.add_many(n, calls);
     let wait = pacers.after(n);
     if !wait.is_zero() {
         nap(wait, stop);
@@ -470,7 +479,7 @@ fn send_blocking(
     while !stop.is_set() {
         for s in socks {
             match payload.send(s, len, &mut at) {
-                Ok(n) => sent(n, counters, pacers, stop),
+                Ok(n) => sent(n, 1, counters, pacers, stop),
                 Err(e) if retry(&e) => {}
                 Err(e) => return Err(e),
             }

@@ -53,6 +53,15 @@ const REFRESH: u64 = 250_000_000;
 const WINDOW: u64 = 4096;
 const WORDS: usize = (WINDOW / 64) as usize;
 
+/// Most datagrams one UDP GSO send may carry (the kernel's UDP_MAX_SEGMENTS).
+pub const GSO_MAX_SEGMENTS: usize = 64;
+
+/// Whether this kernel takes UDP GSO for datagrams of `size` bytes towards `target`.
+pub fn gso_available(target: SocketAddr, size: usize) -> io::Result<()> {
+    let probe = open(target, &SockOpts::default(), None)?;
+    crate::sys::socket::set_udp_segment(&probe, size)
+}
+
 /// The largest payload for a target's address family.
 pub fn max_payload(target: &SocketAddr) -> usize {
     if target.is_ipv6() {
@@ -360,10 +369,17 @@ pub fn path_payload(target: SocketAddr) -> io::Result<usize> {
 pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
+    let size = plan.size.max(STAMP_LEN);
     let mut flows = Vec::with_capacity(plan.conns);
     for i in 0..plan.conns {
         let local = crate::stream::local_bind(&plan, i);
-        match open(plan.target, &plan.opts, local.as_ref()) {
+        let opened = open(plan.target, &plan.opts, local.as_ref()).and_then(|s| {
+            if plan.datagrams_per_send > 1 {
+                crate::sys::socket::set_udp_segment(&s, size)?;
+            }
+            Ok(s)
+        });
+        match opened {
             Ok(s) => {
                 let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
                 applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));
@@ -381,35 +397,47 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
     if !wait_start(&start, &stop) {
         return;
     }
-    let mut buf = vec![b'B'; plan.size.max(STAMP_LEN)];
-    if let Err(e) = send_loop(&mut flows, &mut buf, &me, &stop, &plan.pacers)
+    // With GSO one send carries several datagrams; a rate limit keeps bursts to about
+    // 5 ms of traffic (at least one datagram).
+    let per_send = (plan.pacers.chunk(size * plan.datagrams_per_send) / size)
+        .clamp(1, plan.datagrams_per_send.max(1));
+    let mut buf = vec![b'B'; size * per_send];
+    if let Err(e) = send_loop(&mut flows, &mut buf, size, &me, &stop, &plan.pacers)
         && !stop.is_set()
     {
         me.fail(format!("send to receiver {}: {e}", plan.target));
     }
 }
 
+/// Sends `buf` (whole datagrams of `size` bytes, each stamped) on every socket in turn.
 fn send_loop(
     flows: &mut [(UdpSocket, u32, u64)],
     buf: &mut [u8],
+    size: usize,
     me: &Worker,
     stop: &Flag,
     pacers: &Pacers,
 ) -> io::Result<()> {
+    let count = (buf.len() / size) as u64;
     while !stop.is_set() {
         for (s, session, seq) in flows.iter_mut() {
-            Stamp {
-                session: *session,
-                seq: *seq,
-                sent_ns: now_ns(),
-            }
-            .write(buf);
-            match s.send(buf) {
-                Ok(n) => {
-                    *seq += 1;
-                    sent(n, &me.counters, pacers, stop);
+            let sent_ns = now_ns();
+            for (i, d) in buf.chunks_mut(size).enumerate() {
+                let seq = *seq + i as u64;
+                Stamp {
+                    session: *session,
+                    seq,
+                    sent_ns,
                 }
-                // The datagram was not sent and keeps its sequence number.
+                .write(d);
+            }
+            match s.send(buf) {
+                // GSO sends all the datagrams of a send or none.
+                Ok(n) => {
+                    *seq += count;
+                    sent(n, count, &me.counters, pacers, stop);
+                }
+                // Not sent: the datagrams keep their sequence numbers.
                 Err(e) if retry(&e) => {}
                 Err(e) => return Err(e),
             }
@@ -433,7 +461,8 @@ pub fn bind(addr: SocketAddr, opts: &SockOpts) -> io::Result<UdpSocket> {
 
 /// Body of a UDP receiver worker thread: receive every datagram on `sock` until `stop`,
 /// accounting each; a new flow counts as a connection (and in `flows`, for a no-sync
-/// receiver's clock). With `--skip-rx-copy` only each datagram's stamp is copied.
+/// receiver's clock). With `--skip-rx-copy` only each datagram's stamp is copied; with
+/// UDP GRO on the socket one receive may hold several datagrams of one flow.
 pub fn recv_worker(sock: UdpSocket, plan: RecvPlan, me: Arc<Worker>, flows: Flows, stop: Flag) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
@@ -442,16 +471,23 @@ pub fn recv_worker(sock: UdpSocket, plan: RecvPlan, me: Arc<Worker>, flows: Flow
     let sref = SockRef::from(&sock);
     let mut acct = Accounting::default();
     while !stop.is_set() {
+        // (bytes, sender, size of each datagram when the kernel coalesced several)
         let r = if plan.skip_copy {
-            crate::sys::socket::recv_head(&sref, &mut buf)
+            crate::sys::socket::recv_head(&sref, &mut buf).map(|(n, p)| (n, p, None))
         } else {
-            sock.recv_from(&mut buf)
+            crate::sys::socket::recv_coalesced(&sock, &mut buf)
         };
         match r {
-            Ok((n, peer)) => {
-                me.counters.add(n);
+            Ok((n, peer, segment)) => {
                 let now = now_ns();
-                let new = acct.record(peer, &buf[..n.min(len)], now);
+                let mut new = false;
+                let received = &buf[..n.min(len)];
+                let mut count = 0;
+                for d in received.chunks(segment.unwrap_or(n).max(1)) {
+                    new |= acct.record(peer, d, now);
+                    count += 1;
+                }
+                me.counters.add_many(n, count.max(1));
                 acct.tick(now);
                 if new {
                     me.peers

@@ -249,3 +249,42 @@ fn holding_receiver_counts_each_tests_flows_once() {
         assert!(u64_of(&rep["udp"]["expected"]) > 100, "{}", rep["udp"]);
     }
 }
+
+#[test]
+fn udp_offload_on_and_off_count_the_same_datagrams() {
+    let _quiet = crate::util::exclusive();
+    // With GSO a send carries many datagrams and with GRO a receive may too; every
+    // datagram must still be stamped, counted and accounted one by one.
+    for (port, offload) in [(29401, ""), (29411, "--no-udp-offload")] {
+        let o = run(
+            &format!(
+                "--loopback -u -P 1 -p {port} -t 1 -b 1400 -B 200M --recv-buffer 4M {offload} \
+                 --format json"
+            ),
+            LIMIT,
+        );
+        assert_eq!(o.code(), Some(0), "{o:?}");
+        let d = json(&o.stdout);
+        let reports = d["reports"].as_array().unwrap();
+        let side = |n: &str| reports.iter().find(|r| r["side"] == n).unwrap();
+        let (s, r) = (side("sender"), side("receiver"));
+        assert_eq!(r["params"]["udp_offload"], offload.is_empty());
+        let udp = &r["udp"];
+        let datagrams = u64_of(&udp["datagrams"]);
+        assert!(datagrams > 5000, "{offload}: {udp}");
+        assert_eq!(u64_of(&r["totals"]["bytes"]), datagrams * 1400, "{offload}");
+        assert_eq!(
+            u64_of(&s["totals"]["bytes"]),
+            u64_of(&s["totals"]["calls"]) * 1400
+        );
+        assert_eq!(udp["duplicates"], 0, "{offload}: {udp}");
+        let loss = udp["loss_percent"].as_f64().unwrap();
+        assert!(loss < 1.0, "{offload}: {udp}");
+        assert_close(
+            u64_of(&s["totals"]["calls"]) as f64,
+            u64_of(&udp["expected"]) as f64,
+            3.0,
+            "datagrams sent vs expected",
+        );
+    }
+}

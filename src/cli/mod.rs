@@ -107,6 +107,11 @@ pub struct Cli {
     #[arg(long = "skip-rx-copy")]
     pub skip_rx_copy: bool,
 
+    /// UDP: one datagram per system call, without the kernel's segmentation offload (GSO)
+    /// on the sender and coalescing (GRO) on the receiver.
+    #[arg(long = "no-udp-offload")]
+    pub no_udp_offload: bool,
+
     /// Warm-up seconds: traffic flows but is not counted.
     #[arg(
         short = 'W',
@@ -659,6 +664,7 @@ fn to_config(
         protocol,
         send_size: size.unwrap_or(config::DEFAULT_SEND_SIZE),
         fit_datagrams: cli.udp && size.is_none(),
+        udp_offload: !cli.no_udp_offload,
         zero_copy: config::ZeroCopy {
             sendfile: cli.sendfile,
             skip_rx_copy: cli.skip_rx_copy,

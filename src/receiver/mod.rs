@@ -46,7 +46,20 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
         listeners.push(
             match cfg.protocol {
                 Protocol::Tcp => stream::listen(addr, &cfg.sockopts).map(DataPort::Tcp),
-                Protocol::Udp => udp::bind(addr, &cfg.sockopts).map(DataPort::Udp),
+                Protocol::Udp => udp::bind(addr, &cfg.sockopts).map(|s| {
+                    // One receive for several datagrams of a flow; an optimisation only, so
+                    // a kernel without it is reported, not fatal.
+                    if cfg.udp_offload
+                        && !cfg.zero_copy.skip_rx_copy
+                        && let Err(e) = crate::sys::socket::set_udp_gro(&s)
+                    {
+                        notes(Note::Warn(format!(
+                            "UDP receive coalescing (GRO) is not available on port {}: {e}",
+                            addr.port()
+                        )));
+                    }
+                    DataPort::Udp(s)
+                }),
             }
             .with_context(|| format!("cannot listen on data port {} ({addr})", addr.port()))?,
         );

@@ -159,6 +159,8 @@ pub struct Params {
     pub timeout_ms: u64,
     /// "tcp" or "udp".
     pub protocol: crate::config::Protocol,
+    /// UDP: the kernel's segmentation (GSO) and coalescing (GRO) offloads were allowed.
+    pub udp_offload: bool,
     /// Zero-copy paths in use (they change what is measured).
     pub zero_copy: crate::config::ZeroCopy,
 }
@@ -179,6 +181,7 @@ impl Params {
             verbose: cfg.verbose,
             timeout_ms: cfg.timeout.as_millis() as u64,
             protocol: cfg.protocol,
+            udp_offload: cfg.udp_offload,
             zero_copy: cfg.zero_copy,
         }
     }
@@ -389,6 +392,7 @@ pub(crate) mod fixture {
                 verbose: false,
                 timeout_ms: 10_000,
                 protocol: crate::config::Protocol::Tcp,
+                udp_offload: true,
                 zero_copy: Default::default(),
             },
             buffer_len: 65536,

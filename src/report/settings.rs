@@ -72,6 +72,10 @@ pub fn render(cfg: &Config) -> String {
     line("domain:\t\t\t", if cfg.ipv6 { "IPv6" } else { "IPv4" });
     let udp = cfg.protocol == crate::config::Protocol::Udp;
     line("protocol:\t\t", if udp { "UDP" } else { "TCP" });
+    if udp {
+        let offload = if cfg.udp_offload { "GSO/GRO" } else { "off" };
+        line("udp offload:\t\t", offload);
+    }
     line("server port starting at:", &cfg.base_port.to_string());
     for role in roles {
         if *role == Role::Sender {
