@@ -48,7 +48,7 @@ fn main() {
     let mut peers = vec![("iperf", Tool::Iperf2), ("iperf3", Tool::Iperf3(false))];
     if udp {
         // 1472-byte datagrams (a 1500-byte MTU's worth) as fast as each tool sends.
-        tools = vec![Tool::Ntttcp(UDP)];
+        tools = vec![Tool::Ntttcp(UDP), Tool::Ntttcp(UDP_ONE_BY_ONE)];
         peers = vec![("iperf3", Tool::Iperf3(true))];
     }
     for (name, tool) in peers {
@@ -90,7 +90,7 @@ fn main() {
     for t in &tools {
         print!(" {:>22}", t.name());
     }
-    println!("   ntttcp/iperf2  ntttcp/iperf3  (zero-copy gains: variant / ntttcp)");
+    println!("   ntttcp/iperf2  ntttcp/iperf3  (variants: variant / ntttcp)");
     for (si, &n) in streams.iter().enumerate() {
         print!("{n:<8}");
         let med: Vec<(f64, f64)> = results[si]
@@ -114,7 +114,7 @@ fn main() {
                 .unwrap_or_else(|| format!("{:>14}", "-"))
         };
         print!(" {} {}", ratio(Tool::Iperf2), ratio(Tool::Iperf3(udp)));
-        for (t, (g, _)) in tools.iter().zip(&med).skip(2) {
+        for (t, (g, _)) in tools.iter().zip(&med).skip(1) {
             if let Tool::Ntttcp((name, _, _)) = t {
                 print!("  {name}: x{:.2}", g / ours);
             }
@@ -128,6 +128,12 @@ type Variant = (&'static str, &'static str, &'static str);
 
 /// `--udp`: receiver goodput of unlimited 1472-byte datagrams.
 const UDP: Variant = ("ntttcp -u", "-u -b 1472", "-u");
+/// The same, one datagram per system call.
+const UDP_ONE_BY_ONE: Variant = (
+    "ntttcp -u --no-udp-offload",
+    "-u -b 1472 --no-udp-offload",
+    "-u --no-udp-offload",
+);
 
 /// The default first (ratios are against it), then the opt-in paths.
 const NTTTCP: [Variant; 5] = [
