@@ -105,6 +105,38 @@ pub struct IntervalSample {
     pub thread_bytes: Vec<u64>,
     /// Length of the measurement, if it has one (for "elapsed / total" displays).
     pub planned_s: Option<f64>,
+    /// UDP receiver: stamped datagrams expected and lost during the interval, over all
+    /// threads; None when none were expected (TCP, a sender, unstamped datagrams).
+    pub udp_loss: Option<IntervalLoss>,
+}
+
+/// Datagrams expected and lost during one interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IntervalLoss {
+    /// Stamped datagrams the sequence numbers say were sent.
+    pub expected: u64,
+    /// Of those, the ones that have not arrived (late ones arrive in a later interval).
+    pub lost: u64,
+}
+
+impl IntervalLoss {
+    /// The loss between two samples of every worker, if anything stamped was expected.
+    pub fn between(last: &[Sample], now: &[Sample]) -> Option<Self> {
+        let (mut expected, mut received) = (0u64, 0u64);
+        for (l, n) in last.iter().zip(now) {
+            expected += n.udp.expected.saturating_sub(l.udp.expected);
+            received += n.udp.received.saturating_sub(l.udp.received);
+        }
+        (expected > 0).then(|| Self {
+            expected,
+            lost: expected.saturating_sub(received),
+        })
+    }
+
+    /// lost / expected × 100.
+    pub fn percent(&self) -> f64 {
+        self.lost as f64 * 100.0 / self.expected as f64
+    }
 }
 
 impl IntervalSample {
@@ -305,6 +337,7 @@ async fn measure<M: Monitor>(
                     .map(|(n, l)| n.bytes - l.bytes)
                     .collect(),
                 planned_s: plan.measure.map(|d| d.as_secs_f64()),
+                udp_loss: IntervalLoss::between(&last, &now),
             }));
         }
         if done {
@@ -516,5 +549,23 @@ mod progress_tests {
         );
         assert_eq!(first.thread_bytes, vec![0]);
         assert_eq!(first.planned_s, Some(0.35));
+        assert_eq!(first.udp_loss, None, "nothing stamped was expected");
+    }
+
+    #[test]
+    fn interval_loss_from_two_samples() {
+        let at = |expected, received| Sample {
+            udp: crate::udp::Tally {
+                expected,
+                received,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let l =
+            IntervalLoss::between(&[at(100, 90), at(0, 0)], &[at(300, 280), at(50, 50)]).unwrap();
+        assert_eq!((l.expected, l.lost), (250, 10));
+        assert!((l.percent() - 4.0).abs() < 1e-9);
+        assert_eq!(IntervalLoss::between(&[at(5, 5)], &[at(5, 5)]), None);
     }
 }

@@ -288,3 +288,29 @@ fn udp_offload_on_and_off_count_the_same_datagrams() {
         );
     }
 }
+
+#[test]
+fn receiver_intervals_carry_the_loss_of_each_interval() {
+    let o = run(
+        "--loopback -u -P 1 -p 29421 -t 2 -b 1000 -B 50M --interval 0.5 --format jsonl",
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let v = validator();
+    let lines: Vec<Value> = o.stdout.lines().map(json).collect();
+    for l in &lines {
+        assert_valid(&v, l);
+    }
+    let intervals = |side: &str| -> Vec<&Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "interval" && l["side"] == side)
+            .collect()
+    };
+    let rx = intervals("receiver");
+    assert!(rx.len() >= 3, "{}", o.stdout);
+    let expected: u64 = rx.iter().map(|l| u64_of(&l["udp_loss"]["expected"])).sum();
+    // 50 Mbit/s of 1000-byte datagrams for 2 s: about 12,500 datagrams.
+    assert!(expected > 8000, "{expected}");
+    assert!(intervals("sender").iter().all(|l| l["udp_loss"].is_null()));
+}

@@ -169,6 +169,7 @@ mod tests {
             end_s: i as f64 + 1.0,
             thread_bytes: bytes.to_vec(),
             planned_s: Some(4.0),
+            udp_loss: None,
         }
     }
 

@@ -261,6 +261,8 @@ pub enum Line<'a> {
         bits_per_second: f64,
         /// Bytes per thread during the interval.
         thread_bytes: &'a [u64],
+        /// UDP receiver: datagrams expected and lost in the interval; else null.
+        udp_loss: Option<crate::timeline::IntervalLoss>,
     },
     /// A side's final results (the same object as in `--format json`).
     Summary {
@@ -280,6 +282,7 @@ impl<'a> Line<'a> {
             end_s: s.end_s,
             bits_per_second: s.bits_per_second(),
             thread_bytes: &s.thread_bytes,
+            udp_loss: s.udp_loss,
         }
     }
 

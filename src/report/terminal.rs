@@ -157,7 +157,10 @@ impl Terminal {
             }
             (Format::Linux, Progress::Interval(iv)) if !self.look.quiet => {
                 let bytes: u64 = iv.thread_bytes.iter().sum();
-                let tp = linux::format_throughput(bytes, iv.end_s - iv.start_s);
+                let mut tp = linux::format_throughput(bytes, iv.end_s - iv.start_s);
+                if let Some(l) = iv.udp_loss {
+                    tp.push_str(&format!(", datagrams lost: {:.2}%", l.percent()));
+                }
                 if shows_status {
                     self.status(&format!("Real-time throughput: {tp}"));
                 } else if !self.live {
@@ -165,10 +168,13 @@ impl Terminal {
                 }
             }
             (Format::Windows, Progress::Interval(iv)) => {
+                let loss = iv
+                    .udp_loss
+                    .map_or(String::new(), |l| format!("  {:.2}% lost", l.percent()));
                 if self.look.interval.is_some() {
                     let bps = iv.bits_per_second();
                     self.out(&format!(
-                        "{who:<8} {:8.3} - {:8.3} s {:16.3} KB/s {:10.3} Gbit/s\n",
+                        "{who:<8} {:8.3} - {:8.3} s {:16.3} KB/s {:10.3} Gbit/s{loss}\n",
                         iv.start_s,
                         iv.end_s,
                         bps / 8.0 / 1024.0,
@@ -178,7 +184,7 @@ impl Terminal {
                 if shows_status && !self.look.quiet {
                     let total = iv.planned_s.map_or(String::new(), |p| format!(" / {p:.0}"));
                     self.status(&format!(
-                        "ntttcp: {who} {:.0}{total} s  {:.2} Gbit/s",
+                        "ntttcp: {who} {:.0}{total} s  {:.2} Gbit/s{loss}",
                         iv.end_s,
                         iv.bits_per_second() / 1e9
                     ));
