@@ -50,7 +50,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     let fitted;
     let mut datagrams_per_send = 1;
     let cfg = if cfg.protocol == Protocol::Udp {
-        (fitted, datagrams_per_send) = datagram_size(cfg, &targets, notes)?;
+        (fitted, datagrams_per_send) = udp_plan(cfg, &targets, notes)?;
         &fitted
     } else {
         cfg
@@ -227,7 +227,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
 /// that crosses every target's path unfragmented, else `-b` capped to what UDP carries;
 /// and how many datagrams one send carries (more than one with UDP GSO, which needs
 /// datagrams that cross the path unfragmented).
-fn datagram_size(
+fn udp_plan(
     cfg: &Config,
     targets: &[SocketAddr],
     notes: Notes<'_>,
