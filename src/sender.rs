@@ -227,11 +227,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
 /// that crosses every target's path unfragmented, else `-b` capped to what UDP carries;
 /// and how many datagrams one send carries (more than one with UDP GSO, which needs
 /// datagrams that cross the path unfragmented).
-fn udp_plan(
-    cfg: &Config,
-    targets: &[SocketAddr],
-    notes: Notes<'_>,
-) -> Result<(Config, usize)> {
+fn udp_plan(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Result<(Config, usize)> {
     let mut c = cfg.clone();
     let max = targets
         .iter()
