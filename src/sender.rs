@@ -234,9 +234,13 @@ fn udp_plan(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Result<(C
         .map(udp::max_payload)
         .min()
         .unwrap_or(udp::MAX_PAYLOAD_V4);
+    // The probe takes the -a address and device (any port, not a pinned -f one).
+    let source = cfg
+        .source_addr
+        .map(|ip| (SocketAddr::new(ip, 0), cfg.source_device.clone()));
     let mut path = max;
     for t in targets {
-        let fits = udp::path_payload(*t)
+        let fits = udp::path_payload(*t, source.as_ref())
             .with_context(|| format!("cannot find the path MTU to receiver {t}"))?;
         path = path.min(fits);
     }

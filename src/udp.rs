@@ -354,9 +354,13 @@ fn open(
 }
 
 /// The largest datagram that crosses the path to `target` unfragmented (the route's MTU
-/// less the IP and UDP headers), capped to what UDP can carry.
-pub fn path_payload(target: SocketAddr) -> io::Result<usize> {
-    let probe = open(target, &SockOpts::default(), None)?;
+/// less the IP and UDP headers), capped to what UDP can carry; `source` is the `-a`
+/// address and device the data sockets will be bound to (their route may differ).
+pub fn path_payload(
+    target: SocketAddr,
+    source: Option<&(SocketAddr, Option<String>)>,
+) -> io::Result<usize> {
+    let probe = open(target, &SockOpts::default(), source)?;
     let mtu = crate::sys::socket::path_mtu(&probe, target.is_ipv6())?;
     let headers = if target.is_ipv6() { 48 } else { 28 };
     Ok(mtu

@@ -322,19 +322,30 @@ fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
         &format!("ethtool -K {} tx-udp-segmentation off", h.dev_a),
     );
     h.drop_udp_in_b(5);
-    // (receiver address, family flag, port, datagram size the 1500-byte veth MTU allows)
+    // (receiver address, family flag, port, datagram size the 1500-byte veth MTU allows,
+    // the sender's -a source address as the receiver sees it)
     let cases = [
-        (h.ip_b.clone(), "", 23801, 1500 - 28),
-        ("fd00:201:8::2".to_string(), "-6", 23811, 1500 - 48),
+        (h.ip_b.clone(), "", 23801, 1500 - 28, h.ip_a.clone()),
+        (
+            "fd00:201:8::2".to_string(),
+            "-6",
+            23811,
+            1500 - 48,
+            "fd00:201:8::1".to_string(),
+        ),
     ];
-    for (addr, family, port, size) in cases {
+    for (addr, family, port, size, source) in cases {
         let common = format!("-u {family} -P 2 -p {port} -t 3 --format json");
         let r = spawn_in(
             &h.b,
             "receiver",
             &format!("-r {addr} {common} --recv-buffer 4M"),
         );
-        let s = spawn_in(&h.a, "sender", &format!("-s {addr} {common} -B 100M"));
+        let s = spawn_in(
+            &h.a,
+            "sender",
+            &format!("-s {addr} {common} -B 100M -a {source}"),
+        );
         let so = s.wait(Duration::from_secs(30));
         let ro = r.wait(Duration::from_secs(30));
         assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
@@ -344,6 +355,17 @@ fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
         assert_eq!(
             sd["reports"][0]["buffer_len"], size,
             "datagrams fit the path"
+        );
+        // -P 2 ports x 4 threads: eight flows, all from the -a address.
+        let peers = rd["reports"][0]["peers"].as_array().unwrap();
+        let seen = if family.is_empty() {
+            format!("{source}:")
+        } else {
+            format!("[{source}]:")
+        };
+        assert!(
+            peers.len() == 8 && peers.iter().all(|p| p.as_str().unwrap().starts_with(&seen)),
+            "-a {source}: {peers:?}"
         );
         let udp = &rd["reports"][0]["udp"];
         let expected = udp["expected"].as_u64().unwrap();
