@@ -1,47 +1,19 @@
-//! The UDP data path (`-u`): the datagram stamp, the receiver's loss accounting and the
-//! two worker loops.
-//!
-//! Every datagram our sender writes starts with a 24-byte stamp: a magic, the sending
-//! socket's random session id, its sequence number and its send time. From these the
-//! receiver counts, per flow (peer address + session), datagrams received, lost,
-//! duplicated and out of order, and the RFC 3550 interarrival jitter; the sender alone
-//! cannot know any of this (ntttcp-for-linux's UDP sender reports what `send()` accepted).
-//! Datagrams without the stamp (a stock ntttcp or NTttcp sender fills them with `'B'`)
-//! are counted as bytes and as "unstamped"; their loss is unknown and reported as such.
-//!
-//! Counting follows `stream`: each worker owns its counters, written only by its thread
-//! and sampled by the control plane at the edges of the measurement window, so loss in
-//! the window is Δexpected − Δreceived.
+//! What the stamps in UDP datagrams tell: the stamp itself, and the receiver's
+//! accounting of loss, duplicates, reordering and RFC 3550 jitter per flow (peer address
+//! + session). Pure logic over byte slices and timestamps; the I/O is in `udp`.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
-use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
-
-use crate::config::SockOpts;
-use crate::pace::Pacers;
-use crate::stop::Flag;
-use crate::stream::{
-    Applied, FinishGuard, Flows, RecvPlan, SendPlan, Worker, sent, set_buffers, wait_start,
-};
-use crate::sys::affinity;
 
 /// Bytes of the stamp at the start of each datagram; also the smallest datagram we send.
 pub const STAMP_LEN: usize = 24;
 const MAGIC: [u8; 4] = *b"nTu1";
-/// Largest UDP payload over IPv4 (65535 − 20 − 8).
-pub const MAX_PAYLOAD_V4: usize = 65_507;
-/// Largest UDP payload over IPv6 without jumbograms (65535 − 8).
-pub const MAX_PAYLOAD_V6: usize = 65_527;
-/// Receive buffer: any datagram fits, whatever `-b` the receiver was given (Windows
-/// NTttcp fails with error 10040 when its buffer is smaller than the datagram).
-const RECV_BUF: usize = 65_536;
 /// A flow with a datagram this recent counts in the jitter figure (so a finished test's
 /// flows do not dilute the next one's on a `-H` receiver).
 const ACTIVE: u64 = 1_000_000_000;
@@ -52,24 +24,6 @@ const REFRESH: u64 = 250_000_000;
 /// How many recent sequence numbers a flow remembers to tell duplicates from late ones.
 const WINDOW: u64 = 4096;
 const WORDS: usize = (WINDOW / 64) as usize;
-
-/// Most datagrams one UDP GSO send may carry (the kernel's UDP_MAX_SEGMENTS).
-pub const GSO_MAX_SEGMENTS: usize = 64;
-
-/// Whether this kernel takes UDP GSO for datagrams of `size` bytes towards `target`.
-pub fn gso_available(target: SocketAddr, size: usize) -> io::Result<()> {
-    let probe = open(target, &SockOpts::default(), None)?;
-    crate::sys::socket::set_udp_segment(&probe, size)
-}
-
-/// The largest payload for a target's address family.
-pub fn max_payload(target: &SocketAddr) -> usize {
-    if target.is_ipv6() {
-        MAX_PAYLOAD_V6
-    } else {
-        MAX_PAYLOAD_V4
-    }
-}
 
 /// Nanoseconds on this process's monotonic clock (only differences mean anything).
 pub fn now_ns() -> u64 {
@@ -113,7 +67,7 @@ impl Stamp {
 }
 
 /// A random session id (std's randomly keyed hasher; no RNG crate needed).
-fn session_id(salt: u64) -> u32 {
+pub(crate) fn session_id(salt: u64) -> u32 {
     let mut h = std::hash::RandomState::new().build_hasher();
     h.write_u64(salt);
     h.write_u128(
@@ -164,7 +118,7 @@ pub struct Counters {
 
 impl Counters {
     /// Publishes the owning thread's tally.
-    fn publish(&self, t: &Tally) {
+    pub(crate) fn publish(&self, t: &Tally) {
         let set = |a: &AtomicU64, v: u64| a.store(v, Ordering::Relaxed);
         set(&self.received, t.received);
         set(&self.expected, t.expected);
@@ -326,190 +280,6 @@ impl Accounting {
         self.tally.jitter_sum_ns = sum;
         self.tally.flows = n;
         self.refreshed_ns = now;
-    }
-}
-
-/// UDP errors a loop rides out: those of `stream::retry`, an ICMP error reported for an
-/// earlier datagram (the peer not yet or no longer bound) and a full device queue.
-fn retry(e: &io::Error) -> bool {
-    crate::stream::retry(e)
-        || e.kind() == io::ErrorKind::ConnectionRefused
-        || e.raw_os_error() == Some(libc::ENOBUFS)
-}
-
-/// A connected UDP socket to `target` with `opts`' buffer sizes, bound to `local`.
-fn open(
-    target: SocketAddr,
-    opts: &SockOpts,
-    local: Option<&(SocketAddr, Option<String>)>,
-) -> io::Result<UdpSocket> {
-    let sock = crate::stream::sender_socket(target, Type::DGRAM, Protocol::UDP, opts, local)?;
-    if let Some(rate) = opts.pacing_rate {
-        crate::sys::socket::set_max_pacing_rate(&sock, rate)?;
-    }
-    sock.connect(&SockAddr::from(target))?;
-    let s: UdpSocket = sock.into();
-    s.set_write_timeout(Some(crate::stream::WRITE_POLL))?;
-    Ok(s)
-}
-
-/// The largest datagram that crosses the path to `target` unfragmented (the route's MTU
-/// less the IP and UDP headers), capped to what UDP can carry; `source` is the `-a`
-/// address and device the data sockets will be bound to (their route may differ).
-pub fn path_payload(
-    target: SocketAddr,
-    source: Option<&(SocketAddr, Option<String>)>,
-) -> io::Result<usize> {
-    let probe = open(target, &SockOpts::default(), source)?;
-    let mtu = crate::sys::socket::path_mtu(&probe, target.is_ipv6())?;
-    let headers = if target.is_ipv6() { 48 } else { 28 };
-    Ok(mtu
-        .saturating_sub(headers)
-        .clamp(STAMP_LEN, max_payload(&target)))
-}
-
-/// Body of a UDP sender worker thread: one connected socket per ntttcp connection, each
-/// with its own session and sequence, written round-robin until "stop".
-pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
-    let _guard = FinishGuard(&me);
-    affinity::pin_current(plan.cpu);
-    let size = plan.size.max(STAMP_LEN);
-    let mut flows = Vec::with_capacity(plan.conns);
-    for i in 0..plan.conns {
-        let local = crate::stream::local_bind(&plan, i);
-        let opened = open(plan.target, &plan.opts, local.as_ref()).and_then(|s| {
-            if plan.datagrams_per_send > 1 {
-                crate::sys::socket::set_udp_segment(&s, size)?;
-            }
-            Ok(s)
-        });
-        match opened {
-            Ok(s) => {
-                let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
-                applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));
-                drop(applied);
-                let salt = ((index as u64) << 32) | i as u64;
-                flows.push((s, session_id(salt), 0u64));
-                me.connections.fetch_add(1, Ordering::Release);
-            }
-            Err(e) => {
-                me.fail(format!("open UDP socket to receiver {}: {e}", plan.target));
-                return;
-            }
-        }
-    }
-    if !wait_start(&start, &stop) {
-        return;
-    }
-    // With GSO one send carries several datagrams; a rate limit keeps bursts to about
-    // 5 ms of traffic (at least one datagram).
-    let per_send = (plan.pacers.chunk(size * plan.datagrams_per_send) / size)
-        .clamp(1, plan.datagrams_per_send.max(1));
-    let mut buf = vec![b'B'; size * per_send];
-    if let Err(e) = send_loop(&mut flows, &mut buf, size, &me, &stop, &plan.pacers)
-        && !stop.is_set()
-    {
-        me.fail(format!("send to receiver {}: {e}", plan.target));
-    }
-}
-
-/// Sends `buf` (whole datagrams of `size` bytes, each stamped) on every socket in turn.
-fn send_loop(
-    flows: &mut [(UdpSocket, u32, u64)],
-    buf: &mut [u8],
-    size: usize,
-    me: &Worker,
-    stop: &Flag,
-    pacers: &Pacers,
-) -> io::Result<()> {
-    let count = (buf.len() / size) as u64;
-    while !stop.is_set() {
-        for (s, session, seq) in flows.iter_mut() {
-            let sent_ns = now_ns();
-            for (i, d) in buf.chunks_mut(size).enumerate() {
-                let seq = *seq + i as u64;
-                Stamp {
-                    session: *session,
-                    seq,
-                    sent_ns,
-                }
-                .write(d);
-            }
-            match s.send(buf) {
-                // GSO sends all the datagrams of a send or none.
-                Ok(n) => {
-                    *seq += count;
-                    sent(n, count, &me.counters, pacers, stop);
-                }
-                // Not sent: the datagrams keep their sequence numbers.
-                Err(e) if retry(&e) => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Binds a receiver's UDP data port with `opts`' buffer sizes.
-pub fn bind(addr: SocketAddr, opts: &SockOpts) -> io::Result<UdpSocket> {
-    let sock = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-    set_buffers(&sock, opts)?;
-    if addr.is_ipv6() {
-        sock.set_only_v6(false).ok();
-    }
-    sock.bind(&SockAddr::from(addr))?;
-    let s: UdpSocket = sock.into();
-    s.set_read_timeout(Some(Duration::from_millis(100)))?;
-    Ok(s)
-}
-
-/// Body of a UDP receiver worker thread: receive every datagram on `sock` until `stop`,
-/// accounting each; a new flow counts as a connection (and in `flows`, for a no-sync
-/// receiver's clock). With `--skip-rx-copy` only each datagram's stamp is copied; with
-/// UDP GRO on the socket one receive may hold several datagrams of one flow.
-pub fn recv_worker(sock: UdpSocket, plan: RecvPlan, me: Arc<Worker>, flows: Flows, stop: Flag) {
-    let _guard = FinishGuard(&me);
-    affinity::pin_current(plan.cpu);
-    let len = if plan.skip_copy { STAMP_LEN } else { RECV_BUF };
-    let mut buf = vec![0u8; len];
-    let sref = SockRef::from(&sock);
-    let mut acct = Accounting::default();
-    while !stop.is_set() {
-        // (bytes, sender, size of each datagram when the kernel coalesced several)
-        let r = if plan.skip_copy {
-            crate::sys::socket::recv_head(&sref, &mut buf).map(|(n, p)| (n, p, None))
-        } else {
-            crate::sys::socket::recv_coalesced(&sock, &mut buf)
-        };
-        match r {
-            Ok((n, peer, segment)) => {
-                let now = now_ns();
-                let mut new = false;
-                let received = &buf[..n.min(len)];
-                let mut count = 0;
-                for d in received.chunks(segment.unwrap_or(n).max(1)) {
-                    new |= acct.record(peer, d, now);
-                    count += 1;
-                }
-                me.counters.add_many(n, count.max(1));
-                acct.tick(now);
-                if new {
-                    me.peers
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(peer);
-                    me.connections.fetch_add(1, Ordering::Release);
-                    flows.send_modify(|n| *n += 1);
-                }
-                me.udp.publish(&acct.tally);
-            }
-            Err(e) if retry(&e) => {
-                // Quiet: flows go inactive, and the published jitter follows.
-                acct.tick(now_ns());
-                me.udp.publish(&acct.tally);
-            }
-            Err(e) => return me.fail(format!("receive on UDP port: {e}")),
-        }
     }
 }
 
