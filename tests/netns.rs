@@ -17,6 +17,8 @@ pub(crate) struct TwoHosts {
     pub(crate) ip_b: String,
     /// The veth end inside namespace `a`.
     pub(crate) dev_a: String,
+    /// The veth end inside namespace `b`.
+    pub(crate) dev_b: String,
 }
 
 fn ip(args: &str) {
@@ -44,6 +46,7 @@ impl TwoHosts {
             ip_a: format!("10.201.{net}.1"),
             ip_b: format!("10.201.{net}.2"),
             dev_a: format!("v{tag}a"),
+            dev_b: format!("v{tag}b"),
         };
         h.cleanup();
         ip(&format!("netns add {}", h.a));
@@ -108,6 +111,17 @@ impl TwoHosts {
                  counter drop"
             ),
         );
+    }
+
+    /// Gives both ends an IPv6 address too, `PREFIX::1` in `a` and `PREFIX::2` in `b`
+    /// (/64, no duplicate-address-detection delay).
+    pub(crate) fn add_ipv6(&self, prefix: &str) {
+        for (ns, dev, host) in [(&self.a, &self.dev_a, 1), (&self.b, &self.dev_b, 2)] {
+            self.exec(
+                ns,
+                &format!("ip -6 addr add {prefix}::{host}/64 dev {dev} nodad"),
+            );
+        }
     }
 
     /// Gives namespace `ns` its own /etc/hosts (`ip netns exec` bind-mounts
@@ -272,11 +286,7 @@ fn two_percent_loss_at_one_gigabit_completes_and_totals_agree() {
 fn ipv6_between_namespaces_with_source_address() {
     let h = TwoHosts::new("v6", 7);
     // Each side also gets an IPv6 address (no duplicate-address detection delay).
-    h.exec(
-        &h.a,
-        &format!("ip -6 addr add fd00:201:7::1/64 dev {} nodad", h.dev_a),
-    );
-    h.exec(&h.b, "ip -6 addr add fd00:201:7::2/64 dev vv6b nodad");
+    h.add_ipv6("fd00:201:7");
     let r = spawn_in(
         &h.b,
         "receiver",
@@ -309,11 +319,7 @@ fn ipv6_between_namespaces_with_source_address() {
 #[test]
 fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
     let h = TwoHosts::new("ud", 8);
-    h.exec(
-        &h.a,
-        &format!("ip -6 addr add fd00:201:8::1/64 dev {} nodad", h.dev_a),
-    );
-    h.exec(&h.b, "ip -6 addr add fd00:201:8::2/64 dev vudb nodad");
+    h.add_ipv6("fd00:201:8");
     // As on a NIC without UDP segmentation offload, the sender's kernel cuts its GSO
     // sends into datagrams before the wire, so the drop rule sees each datagram (veth
     // would otherwise carry a whole 44-datagram send as one packet).
@@ -388,11 +394,7 @@ fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
 #[test]
 fn sender_resolves_host_names_over_ipv4_and_ipv6() {
     let h = TwoHosts::new("hn", 9);
-    h.exec(
-        &h.a,
-        &format!("ip -6 addr add fd00:201:9::1/64 dev {} nodad", h.dev_a),
-    );
-    h.exec(&h.b, "ip -6 addr add fd00:201:9::2/64 dev vhnb nodad");
+    h.add_ipv6("fd00:201:9");
     // The sender's host knows the receiver by name, with an address of each family.
     h.hosts_file(
         &h.a,
