@@ -190,8 +190,14 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     let window = timeline::run(t0, plan, &workers, &mut mon, &progress).await;
     stop.trigger();
 
-    // 'E' tells the receiver we ended before the negotiated cycle (ntttcp-for-linux 2.4).
-    let measured_all = negotiated > 0 && window.seconds >= f64::from(negotiated);
+    // 'E' tells the receiver we ended before the negotiated cycle (ntttcp-for-linux 2.4):
+    // as upstream, unless the run completed and its planned measurement (warm-up and
+    // cool-down excluded) covers the whole cycle.
+    let measured_all = negotiated > 0
+        && window.ended == End::Completed
+        && plan
+            .measure
+            .is_some_and(|d| d.as_secs_f64() >= f64::from(negotiated));
     if !measured_all {
         for (i, w) in writers.iter_mut().enumerate() {
             end_test(i, w, &mut mon.incoming, notes).await;
