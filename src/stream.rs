@@ -105,6 +105,15 @@ impl Worker {
         }
     }
 
+    /// Receiver: a new connection (UDP: flow) from `peer`.
+    pub(crate) fn arrived(&self, peer: SocketAddr) {
+        self.peers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(peer);
+        self.connections.fetch_add(1, Ordering::Release);
+    }
+
     /// Records the first failure of this worker.
     pub fn fail(&self, msg: String) {
         let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
@@ -591,15 +600,11 @@ pub fn recv_worker(
             loop {
                 match listener.accept().await {
                     Ok((s, peer)) => {
-                        me.peers
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push(peer);
                         if plan.no_delay {
                             let _ = s.set_nodelay(true);
                         }
                         me.open.fetch_add(1, Ordering::Release);
-                        me.connections.fetch_add(1, Ordering::Release);
+                        me.arrived(peer);
                         tokio::spawn(drain(s, plan, me.clone(), flows.clone()));
                     }
                     // Out of descriptors or a connection reset before accept: keep

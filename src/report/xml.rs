@@ -111,11 +111,7 @@ pub fn linux(r: &Report) -> String {
         ("jitter_measurement", "False".into()),
         ("packet_spacing", "0".into()),
     ];
-    for (tag, v) in params {
-        d.el(2, tag, v);
-    }
-    zero_copy(&mut d, r);
-    d.close(1, "parameters");
+    parameters(&mut d, r, params);
     if p.verbose {
         for t in &r.threads {
             let (kb, mb, mbps) = stats::linux_thread(r, t);
@@ -224,14 +220,18 @@ pub(crate) fn retrans_rates(r: &Report) -> Vec<(&'static str, f64)> {
     ]
 }
 
-/// The zero-copy paths in use, as extra parameters (only when one is on, so files of
-/// ordinary runs keep the originals' parameter list).
-fn zero_copy(d: &mut Doc, r: &Report) {
+/// The rest of `<parameters>`: the fixed list, then the zero-copy paths in use (only
+/// when one is on, so files of ordinary runs keep the originals' parameter list).
+fn parameters(d: &mut Doc, r: &Report, params: impl IntoIterator<Item = (&'static str, String)>) {
+    for (tag, v) in params {
+        d.el(2, tag, v);
+    }
     let z = r.params.zero_copy;
     if z.sendfile || z.skip_rx_copy {
         d.el(2, "zero_copy_sendfile", tf(z.sendfile));
         d.el(2, "zero_copy_skip_rx_copy", tf(z.skip_rx_copy));
     }
+    d.close(1, "parameters");
 }
 
 /// A UDP receiver's accounting (the originals have none of it); nothing otherwise.
@@ -372,11 +372,7 @@ pub fn windows(r: &Report, hide_per_thread: bool) -> String {
         ("jitter_measurement", "False".into()),
         ("packet_spacing", "0".into()),
     ];
-    for (tag, v) in params {
-        d.el(2, tag, v);
-    }
-    zero_copy(&mut d, r);
-    d.close(1, "parameters");
+    parameters(&mut d, r, params);
     if !hide_per_thread {
         for t in &r.threads {
             // As NTttcp does, per-thread XML rates divide by the total realtime.

@@ -225,11 +225,7 @@ pub fn recv_worker(sock: UdpSocket, plan: RecvPlan, me: Arc<Worker>, flows: Flow
                 me.counters.add_many(n, count.max(1));
                 acct.tick(now);
                 if new {
-                    me.peers
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(peer);
-                    me.connections.fetch_add(1, Ordering::Release);
+                    me.arrived(peer);
                     flows.send_modify(|n| *n += 1);
                 }
                 me.udp.publish(&acct.tally);
