@@ -143,8 +143,11 @@ pub fn run(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Outcom
                 reports: receiver::run(config, interrupt, notes).await?,
             }),
             Role::Loopback => {
-                // The receiver binds before its first await, so the sender finds it; if
-                // the sender fails, the receiver must stop waiting for it.
+                // Every receiver port is bound before the sender starts: a port held by
+                // another process fails the run at once, and the sender can only reach
+                // this process's own receiver. If the sender fails, the receiver must
+                // stop waiting for it.
+                let ports = receiver::bind(config, notes)?;
                 let receiver_flag = Flag::new();
                 let forward = {
                     let (i, r) = (interrupt.clone(), receiver_flag.clone());
@@ -160,7 +163,10 @@ pub fn run(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Outcom
                     }
                     s
                 };
-                let (r, s) = tokio::join!(receiver::run(config, &receiver_flag, notes), sending);
+                let (r, s) = tokio::join!(
+                    receiver::serve(config, ports, &receiver_flag, notes),
+                    sending
+                );
                 forward.abort();
                 let mut reports = vec![s?];
                 reports.extend(r?);

@@ -7,6 +7,7 @@ mod util;
 mod cli;
 mod conformance;
 mod control;
+mod faults;
 mod loopback;
 mod netns;
 mod outputs;

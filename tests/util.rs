@@ -267,3 +267,26 @@ pub(crate) fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// Waits (bounded) until something listens on TCP `port` of this host, reading
+/// /proc/net/tcp and tcp6 (no connection is made, so the listener sees nothing).
+pub(crate) fn wait_listening(port: u16, limit: Duration) {
+    let start = Instant::now();
+    let needle = format!(":{port:04X} ");
+    loop {
+        let listening = ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .lines()
+                .any(|l| {
+                    let cols: Vec<&str> = l.split_whitespace().collect();
+                    cols.len() > 3 && format!("{} ", cols[1]).ends_with(&needle) && cols[3] == "0A"
+                })
+        });
+        if listening {
+            return;
+        }
+        assert!(start.elapsed() < limit, "nothing listens on port {port}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

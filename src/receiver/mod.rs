@@ -33,6 +33,24 @@ use sessions::{Policy, SharedState, StartRequest};
 /// Runs the receiver: one test, or (with `-H`) tests until interrupted. Every report is
 /// also handed to `notes` as soon as it is measured.
 pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
+    let ports = bind(cfg, notes)?;
+    serve(cfg, ports, interrupt, notes).await
+}
+
+/// Every port a receiver listens on, bound and listening.
+#[derive(Debug)]
+pub struct Bound {
+    data: Vec<DataPort>,
+    tokens: Vec<Arc<TcpListener>>,
+    handout: Option<TcpListener>,
+    sync: Option<TcpListener>,
+}
+
+/// Binds every port the receiver needs (data, sync, Windows token and hand-out ports),
+/// failing at once with the port that could not be bound. Nothing is accepted yet, so a
+/// caller (`--loopback`) can start its sender only once its own receiver is listening.
+/// Needs a tokio runtime (the control ports are tokio listeners).
+pub fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
     let ip = |j: usize| -> Result<IpAddr> {
         let h = cfg.host_of(j);
         h.parse()
@@ -40,10 +58,10 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
     };
     // A receiver cannot know how many connections will come: take all it may have.
     limits::raise_nofile();
-    let mut listeners = Vec::with_capacity(cfg.ports.len());
+    let mut data = Vec::with_capacity(cfg.ports.len());
     for j in 0..cfg.ports.len() {
         let addr = SocketAddr::new(ip(j)?, cfg.port(j));
-        listeners.push(
+        data.push(
             match cfg.protocol {
                 Protocol::Tcp => stream::listen(addr, &cfg.sockopts).map(DataPort::Tcp),
                 Protocol::Udp => udp::bind(addr, &cfg.sockopts).map(|s| {
@@ -73,35 +91,46 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
             .with_context(|| format!("cannot listen on {what} {} ({addr})", addr.port()))
     };
     // Windows sync: one token port per thread, and with -sp the port hand-out.
-    let mut token_listeners = Vec::new();
+    let mut tokens = Vec::new();
     if cfg.windows_sync {
         for j in 0..cfg.ports.len() {
             let addr = SocketAddr::new(ip(j)?, cfg.port(j) + windows::TOKEN_PORT_OFFSET);
-            token_listeners.push(Arc::new(bind_tokio(addr, "sync token port")?));
+            tokens.push(Arc::new(bind_tokio(addr, "sync token port")?));
         }
     }
-    let handout = if cfg.port_handout {
-        let addr = SocketAddr::new(ip(0)?, cfg.base_port);
-        let l = bind_tokio(addr, "port hand-out port")?;
-        let count = cfg.ports.len() as u16;
-        Some(tokio::spawn(windows::serve_ports(
-            l,
-            cfg.base_port,
-            count,
-            cfg.timeout,
-        )))
-    } else {
-        None
-    };
-    let sync_listener = if cfg.linux_sync() {
-        Some(bind_tokio(
-            SocketAddr::new(ip(0)?, cfg.sync_port()),
-            "sync port",
-        )?)
-    } else {
-        None
-    };
+    let handout = cfg
+        .port_handout
+        .then(|| bind_tokio(SocketAddr::new(ip(0)?, cfg.base_port), "port hand-out port"))
+        .transpose()?;
+    let sync = cfg
+        .linux_sync()
+        .then(|| bind_tokio(SocketAddr::new(ip(0)?, cfg.sync_port()), "sync port"))
+        .transpose()?;
+    Ok(Bound {
+        data,
+        tokens,
+        handout,
+        sync,
+    })
+}
 
+/// Serves tests on the bound ports: one, or (with `-H`) until interrupted.
+pub async fn serve(
+    cfg: &Config,
+    ports: Bound,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Result<Vec<Report>> {
+    let Bound {
+        data: listeners,
+        tokens: token_listeners,
+        handout,
+        sync: sync_listener,
+    } = ports;
+    let handout = handout.map(|l| {
+        let count = cfg.ports.len() as u16;
+        tokio::spawn(windows::serve_ports(l, cfg.base_port, count, cfg.timeout))
+    });
     let stop = Flag::new();
     let _stop_guard = StopOnDrop(stop.clone());
     let flows = Arc::new(watch::Sender::new(0u64));
@@ -188,6 +217,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
 }
 
 /// A bound data port.
+#[derive(Debug)]
 enum DataPort {
     Tcp(std::net::TcpListener),
     Udp(std::net::UdpSocket),
