@@ -35,11 +35,13 @@ pub enum Dialect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoMode {
-    /// Blocking writes when a worker owns one connection, the async runtime otherwise.
+    /// Blocking writes when a worker owns one connection; otherwise non-blocking writes
+    /// round-robin with poll() (no descriptor beyond the connections themselves).
     Auto,
     /// Always blocking writes, round-robin over the worker's connections.
     Blocking,
-    /// Always a current-thread tokio runtime per worker.
+    /// Always a current-thread tokio runtime per worker (a task per connection; the
+    /// runtime holds a few descriptors of its own).
     Async,
 }
 
@@ -183,6 +185,9 @@ pub struct Config {
     pub interval: Option<Duration>,
 }
 
+/// Largest `-b` over TCP, bytes: one call moves at most this much (Linux moves at most
+/// about 2 GiB per call anyway), and a side allocates its buffer once, up front.
+pub const MAX_BUFFER: usize = 1 << 30;
 /// The sender's default I/O size (ntttcp-for-linux: 128 KiB per `send()`).
 pub const DEFAULT_SEND_SIZE: usize = 128 * 1024;
 /// The receiver's default I/O size (64 KiB per `recv()`).

@@ -59,6 +59,10 @@ fn main() -> ExitCode {
             term.err(&format!("ntttcp: {e}"));
             ExitCode::from(ntttcp::EXIT_INTERRUPTED)
         }
+        Err(e) if e.is::<ntttcp::config::UsageError>() => {
+            term.err(&format!("ntttcp: error: {e:#}"));
+            ExitCode::from(ntttcp::EXIT_USAGE)
+        }
         Err(e) => {
             term.err(&format!("ntttcp: error: {e:#}"));
             ExitCode::from(ntttcp::EXIT_FAILURE)

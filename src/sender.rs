@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 use tokio::sync::mpsc;
 
-use crate::config::{Config, Protocol};
+use crate::config::{Config, IoMode, Protocol, Role, UsageError};
 use crate::control::message::{Reply, ReplyPhase, Request, State};
 use crate::control::{Connection, Incoming, Writer, windows};
 use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
@@ -31,6 +31,21 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     let mut targets = (0..cfg.ports.len())
         .map(|j| resolve(&cfg.host_of(j), cfg.port(j), cfg.ipv6))
         .collect::<Result<Vec<_>>>()?;
+    let hosts = {
+        let mut ips: Vec<_> = targets.iter().map(|t| t.ip()).collect();
+        ips.sort_unstable();
+        ips.dedup();
+        ips.len()
+    };
+    // The send buffer (or -Z file) first: it is shared by every worker, and counted below.
+    let payload = Arc::new(
+        stream::Payload::new(
+            cfg.send_size,
+            cfg.zero_copy.sendfile && cfg.protocol == Protocol::Tcp,
+        )
+        .context("the send buffer (-b)")?,
+    );
+    check_descriptors(cfg, hosts)?;
     if cfg.port_handout {
         // Windows -sp: each thread asks the base port for its data port.
         let deadline = Instant::now() + cfg.timeout;
@@ -56,22 +71,6 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         cfg
     };
 
-    // Before anything is opened: enough descriptors for every connection?
-    let hosts = {
-        let mut ips: Vec<_> = targets.iter().map(|t| t.ip()).collect();
-        ips.sort_unstable();
-        ips.dedup();
-        ips.len()
-    };
-    let (soft, hard) = limits::raise_nofile();
-    let need = limits::needed_by_sender(cfg.sender_connections(), hosts);
-    if soft > 0 && need > soft {
-        bail!(
-            "{} connections need about {need} file descriptors, but this process may open \
-             {soft} (hard limit {hard}); raise it (ulimit -n {need}) or use fewer connections",
-            cfg.sender_connections()
-        );
-    }
     // One sync session per receiver host, on the port below that host's first data port.
     let mut sessions = Vec::new();
     let mut negotiated = cfg.timeline.cycle();
@@ -120,7 +119,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
             connect_deadline,
             opts: cfg.sockopts,
             source: cfg.source_addr.map(|ip| (ip, cfg.source_device.clone())),
-            sendfile: cfg.zero_copy.sendfile,
+            payload: payload.clone(),
             gate: gate.clone(),
             datagrams_per_send,
             source_port: cfg
@@ -229,6 +228,43 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     Ok(report)
 }
 
+/// Fails, before anything is connected, when the run would need more descriptors than
+/// this process may open, naming the number; the need is what is open now plus every
+/// socket and runtime the run will open (in loopback mode the receiver's ends too).
+fn check_descriptors(cfg: &Config, hosts: usize) -> Result<()> {
+    let connections = cfg.sender_connections() as u64;
+    let sessions = if cfg.linux_sync() { hosts as u64 } else { 0 };
+    let tokens = if cfg.windows_sync {
+        cfg.ports.len() as u64
+    } else {
+        0
+    };
+    let async_workers = cfg.protocol == Protocol::Tcp && cfg.io_mode == IoMode::Async;
+    let mut budget = limits::Budget {
+        sockets: connections + sessions + tokens,
+        runtimes: if async_workers {
+            cfg.sender_threads().len() as u64
+        } else {
+            0
+        },
+    };
+    if cfg.role == Role::Loopback {
+        // This process also accepts every connection, with a runtime per receiver port.
+        budget.sockets += connections + sessions + tokens;
+        budget.runtimes += cfg.ports.len() as u64;
+    }
+    let (soft, hard) = limits::raise_nofile();
+    let need = budget.need(limits::open_descriptors());
+    if soft > 0 && need > soft {
+        bail!(
+            "{connections} connections need {need} file descriptors, but this process may \
+             open {soft} (hard limit {hard}); raise it (ulimit -n {need}) or use fewer \
+             connections"
+        );
+    }
+    Ok(())
+}
+
 /// A copy of `cfg` whose send size is the UDP datagram size: without `-b` the largest
 /// that crosses every target's path unfragmented, else `-b` capped to what UDP carries;
 /// and how many datagrams one send carries (more than one with UDP GSO, which needs
@@ -256,10 +292,13 @@ fn udp_plan(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Result<(C
             "UDP datagrams of {path} bytes: the largest that fits the path MTU (set with -b)"
         )));
     } else if cfg.send_size > max {
-        c.send_size = max;
-        notes(Note::Info(format!(
-            "the UDP send size is too big. use the max value: {max} bytes"
-        )));
+        // Parsing checked the bound for the address family it could see; a host name
+        // that resolved to IPv4 can still be over it.
+        return Err(UsageError(format!(
+            "invalid value '{}' for '-b': a UDP datagram carries at most {max} bytes to {}",
+            cfg.send_size, targets[0]
+        ))
+        .into());
     }
     let size = c.send_size.max(udp::STAMP_LEN);
     let mut per_send = 1;

@@ -2,16 +2,19 @@
 //!
 //! * Sender worker: opens its connections, waits for "start", then writes `'A'`-filled
 //!   buffers until "stop". One connection: blocking writes with a short send timeout (so
-//!   "stop" is seen even against a zero window). Several: a current-thread tokio runtime
-//!   with one task per connection, so a stalled connection does not stall the others.
+//!   "stop" is seen even against a zero window). Several: non-blocking writes round-robin
+//!   and poll() when all are full, so a stalled connection does not stall the others and
+//!   a connection costs exactly one descriptor (`--io async`: a tokio task each).
 //! * Receiver worker: a current-thread tokio runtime that accepts on its port and drains
-//!   every connection it gets.
+//!   every connection it gets into one buffer per worker thread.
 //!
 //! Counting: each worker owns one `Counters`, written only by its own thread (so plain
 //! load+store, no locked instruction) and read by the control plane, which samples it at
 //! the edges of the measurement window. Nothing here prints or allocates per I/O.
 
+use std::cell::RefCell;
 use std::io::{self, Write};
+use std::mem::MaybeUninit;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -19,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
+use tokio::io::{AsyncWriteExt, Interest};
 
 use crate::config::{IoMode, SockOpts};
 use crate::pace::Pacers;
@@ -206,12 +209,12 @@ pub struct SendPlan {
     pub opts: SockOpts,
     /// Rate limits this worker obeys.
     pub pacers: Pacers,
+    /// What every send writes (shared by all workers).
+    pub payload: Arc<Payload>,
     /// Local address to bind each connection to (`-a`), with its device.
     pub source: Option<(std::net::IpAddr, Option<String>)>,
     /// First pinned source port of this worker (`-f`): connection i uses it + i.
     pub source_port: Option<u16>,
-    /// `-Z`: send with sendfile() from an in-memory file instead of copying a buffer.
-    pub sendfile: bool,
     /// Paces connection setup over all workers.
     pub gate: Arc<crate::pace::ConnectGate>,
     /// UDP: datagrams per send (more than one with segmentation offload, GSO).
@@ -219,27 +222,45 @@ pub struct SendPlan {
 }
 
 /// What a sender writes: a buffer of `'A'` (copied into the kernel on every send) or an
-/// in-memory file of them that sendfile() hands over without that copy (`-Z`).
+/// in-memory file of them that sendfile() hands over without that copy (`-Z`). One
+/// payload serves every worker of a sender: it is only read.
 ///
 /// The file holds `SPAN` sends' worth and each send starts where the last ended: pages
 /// still referenced by queued segments are not handed out again at once, which measured
 /// faster than resending the first `len` bytes every time.
-enum Payload {
-    Copy(Arc<[u8]>),
-    File(Arc<std::fs::File>, usize),
+#[derive(Debug)]
+pub enum Payload {
+    /// A buffer copied by send().
+    Copy(Box<[u8]>),
+    /// An in-memory file for sendfile(), and the bytes per send.
+    File(std::fs::File, usize),
 }
 
 /// Sends' worth of data in a `-Z` file (1 MiB with the default 128 KiB sends).
 const SPAN: usize = 8;
 
+/// `len` bytes of `byte`, or an error if the memory cannot be had (never an abort).
+pub(crate) fn filled(len: usize, byte: u8) -> io::Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!("cannot allocate a {len}-byte buffer"),
+        )
+    })?;
+    v.resize(len, byte);
+    Ok(v)
+}
+
 impl Payload {
-    fn new(size: usize, sendfile: bool) -> io::Result<Self> {
+    /// `size` bytes per send, copied or (`sendfile`) from an in-memory file.
+    pub fn new(size: usize, sendfile: bool) -> io::Result<Self> {
         Ok(if sendfile {
             let f = crate::sys::socket::memfd_filled(size * (SPAN + 1), b'A')
                 .map_err(|e| io::Error::new(e.kind(), format!("-Z in-memory file: {e}")))?;
-            Self::File(Arc::new(f), size)
+            Self::File(f, size)
         } else {
-            Self::Copy(vec![b'A'; size].into())
+            Self::Copy(filled(size, b'A')?.into_boxed_slice())
         })
     }
 
@@ -331,39 +352,33 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
             }
         }
     }
-    let payload = match Payload::new(plan.size, plan.sendfile) {
-        Ok(p) => p,
-        Err(e) => return me.fail(e.to_string()),
-    };
     if !wait_start(&start, &stop) {
         return;
     }
-    let blocking = match plan.io {
-        IoMode::Auto => socks.len() == 1,
-        IoMode::Blocking => true,
-        IoMode::Async => false,
+    let (payload, pacers) = (&*plan.payload, &plan.pacers);
+    let (socks, result) = match (plan.io, socks.len()) {
+        (IoMode::Blocking, _) | (IoMode::Auto, 1) => {
+            let r = send_blocking(&socks, payload, &me.counters, &stop, pacers);
+            (socks, r)
+        }
+        (IoMode::Auto, _) => {
+            let r = send_polled(&socks, payload, &me.counters, &stop, pacers);
+            (socks, r)
+        }
+        (IoMode::Async, _) => {
+            let payload = plan.payload.clone();
+            send_async(socks, payload, plan.target, &me, &stop, pacers)
+        }
     };
-    let record = |socks: &[TcpStream]| {
-        let info = socks.iter().filter_map(|s| {
-            let port = s.local_addr().map_or(0, |a| a.port());
-            tcp_info(s, index, port)
-        });
-        me.conn_info
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(info);
-    };
-    let result = if blocking {
-        let r = send_blocking(&socks, &payload, &me.counters, &stop, &plan.pacers);
-        record(&socks);
-        r
-    } else {
-        // The tasks own the sockets; clones of the descriptors read TCP_INFO at the end.
-        let probes: Vec<TcpStream> = socks.iter().filter_map(|s| s.try_clone().ok()).collect();
-        let r = send_async(socks, payload, &me, &stop, &plan.pacers);
-        record(&probes);
-        r
-    };
+    // TCP_INFO from the sockets themselves: no descriptor is ever duplicated.
+    let info = socks.iter().filter_map(|s| {
+        let port = s.local_addr().map_or(0, |a| a.port());
+        tcp_info(s, index, port)
+    });
+    me.conn_info
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(info);
     if let Err(e) = result
         && !stop.is_set()
     {
@@ -503,46 +518,103 @@ fn runtime() -> io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-fn send_async(
-    socks: Vec<TcpStream>,
-    payload: Payload,
-    me: &Arc<Worker>,
+/// Several connections, one worker: non-blocking writes round-robin, and poll() when
+/// every socket is full, so a stalled connection never holds up the others.
+fn send_polled(
+    socks: &[TcpStream],
+    payload: &Payload,
+    counters: &Counters,
     stop: &Flag,
     pacers: &Pacers,
 ) -> io::Result<()> {
-    let rt = runtime()?;
+    for s in socks {
+        s.set_nonblocking(true)?;
+    }
+    let mut writable = crate::sys::socket::Writable::new(socks);
     let len = pacers.chunk(payload.len());
-    let payload = Arc::new(payload);
+    let mut at = 0;
+    while !stop.is_set() {
+        let mut moved = false;
+        for s in socks {
+            match payload.send(s, len, &mut at) {
+                Ok(n) => {
+                    sent(n, 1, counters, pacers, stop);
+                    moved = true;
+                }
+                Err(e) if retry(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if !moved {
+            writable.wait(WRITE_POLL)?;
+        }
+    }
+    Ok(())
+}
+
+/// `--io async`: a current-thread tokio runtime with one task per connection. The tasks
+/// hand their sockets back when "stop" comes, for the TCP_INFO read.
+fn send_async(
+    socks: Vec<TcpStream>,
+    payload: Arc<Payload>,
+    target: SocketAddr,
+    me: &Arc<Worker>,
+    stop: &Flag,
+    pacers: &Pacers,
+) -> (Vec<TcpStream>, io::Result<()>) {
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return (socks, Err(e)),
+    };
+    let len = pacers.chunk(payload.len());
     rt.block_on(async {
         let mut tasks = tokio::task::JoinSet::new();
+        let mut back = Vec::with_capacity(socks.len());
         for s in socks {
-            s.set_nonblocking(true)?;
-            let mut s = tokio::net::TcpStream::from_std(s)?;
-            let (payload, me, pacers) = (payload.clone(), me.clone(), pacers.clone());
+            let mut s = match s
+                .set_nonblocking(true)
+                .and_then(|()| tokio::net::TcpStream::from_std(s))
+            {
+                Ok(s) => s,
+                Err(e) => return (back, Err(e)),
+            };
+            let (payload, me, pacers, stop) =
+                (payload.clone(), me.clone(), pacers.clone(), stop.clone());
             tasks.spawn(async move {
-                let mut at = 0;
-                loop {
-                    let n = payload.send_async(&mut s, len, &mut at).await?;
-                    me.counters.add(n);
-                    let wait = pacers.after(n);
-                    if !wait.is_zero() {
-                        tokio::time::sleep(wait).await;
+                let pump = async {
+                    let mut at = 0;
+                    loop {
+                        let n = payload.send_async(&mut s, len, &mut at).await?;
+                        me.counters.add(n);
+                        let wait = pacers.after(n);
+                        if !wait.is_zero() {
+                            tokio::time::sleep(wait).await;
+                        }
                     }
-                }
-                #[allow(unreachable_code)]
-                Ok::<(), io::Error>(())
+                };
+                let r: io::Result<()> = tokio::select! {
+                    _ = stop.wait() => Ok(()),
+                    r = pump => r,
+                };
+                (s, r)
             });
         }
-        tokio::select! {
-            _ = stop.wait() => Ok(()),
-            Some(r) = tasks.join_next() => match r {
-                Ok(Err(e)) => Err(e),
-                Ok(Ok(())) => Ok(()),
-                Err(e) => Err(io::Error::other(e.to_string())),
-            },
+        let mut result = Ok(());
+        while let Some(done) = tasks.join_next().await {
+            match done {
+                Ok((s, r)) => {
+                    if let Err(e) = r {
+                        // One connection failed: say so now, the others go on until stop.
+                        me.fail(format!("send to receiver {target}: {e}"));
+                        result = result.and(Err(e));
+                    }
+                    back.extend(s.into_std().ok());
+                }
+                Err(e) => result = result.and(Err(io::Error::other(e.to_string()))),
+            }
         }
+        (back, result)
     })
-    // Dropping the runtime cancels the remaining tasks and closes their sockets.
 }
 
 /// Creates a listening socket (SO_REUSEADDR, deep backlog, `opts`' buffer sizes).
@@ -582,6 +654,7 @@ pub struct RecvPlan {
 /// until `stop`, counting each connection in `flows` when its first bytes arrive.
 pub fn recv_worker(
     listener: TcpListener,
+    buf: RecvBuffer,
     plan: RecvPlan,
     me: Arc<Worker>,
     flows: Flows,
@@ -589,6 +662,7 @@ pub fn recv_worker(
 ) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
+    RECV_BUF.set(buf.0);
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(e) => return me.fail(format!("start receiver worker: {e}")),
@@ -623,22 +697,45 @@ pub fn recv_worker(
     // Dropping the runtime cancels the drain tasks and closes their sockets.
 }
 
-async fn drain(mut s: tokio::net::TcpStream, plan: RecvPlan, me: Arc<Worker>, flows: Flows) {
+thread_local! {
+    /// The receive buffer of a receiver worker thread, shared by all its connections: the
+    /// tasks of a current-thread runtime take turns, so a thousand connections cost one
+    /// buffer, not a thousand. Never read: only the byte count matters.
+    static RECV_BUF: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A receiver worker thread's buffer, allocated before the worker starts so that a size
+/// that cannot be had fails the run at once.
+#[derive(Debug)]
+pub struct RecvBuffer(Vec<MaybeUninit<u8>>);
+
+impl RecvBuffer {
+    /// `len` bytes, or an error if the memory cannot be had (never an abort).
+    pub fn new(len: usize) -> io::Result<Self> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(len).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("cannot allocate a {len}-byte receive buffer"),
+            )
+        })?;
+        v.resize(len, MaybeUninit::uninit());
+        Ok(Self(v))
+    }
+}
+
+/// Reads one connection until it closes, into this thread's shared buffer (or, with
+/// MSG_TRUNC, into nothing at all).
+async fn drain(s: tokio::net::TcpStream, plan: RecvPlan, me: Arc<Worker>, flows: Flows) {
     let mut flowing = false;
-    // Copying reads fill `buf`; discarding ones (MSG_TRUNC) never touch `sink`.
-    let mut buf = vec![0u8; if plan.skip_copy { 0 } else { plan.size }];
-    let mut sink =
-        vec![std::mem::MaybeUninit::<u8>::uninit(); if plan.skip_copy { plan.size } else { 0 }];
+    let flags = if plan.skip_copy { libc::MSG_TRUNC } else { 0 };
+    let sock = SockRef::from(&s);
     loop {
-        let r = if plan.skip_copy {
-            let sock = SockRef::from(&s);
-            s.async_io(Interest::READABLE, || {
-                sock.recv_with_flags(&mut sink, libc::MSG_TRUNC)
+        let r = s
+            .async_io(Interest::READABLE, || {
+                RECV_BUF.with_borrow_mut(|b| sock.recv_with_flags(b, flags))
             })
-            .await
-        } else {
-            s.read(&mut buf).await
-        };
+            .await;
         match r {
             Ok(0) => break,
             Ok(n) => {

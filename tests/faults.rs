@@ -5,7 +5,7 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
-use crate::util::{run, spawn, wait_listening};
+use crate::util::{run, spawn, spawn_after, wait_listening};
 
 #[test]
 fn loopback_with_a_data_port_held_fails_at_once_naming_it() {
@@ -44,4 +44,50 @@ fn loopback_never_tests_against_a_foreign_receiver() {
         !fo.stdout.contains("Network activity progressing"),
         "the foreign receiver ran a test: {fo:?}"
     );
+}
+
+#[test]
+fn sizes_beyond_their_bounds_are_usage_errors_naming_the_flag() {
+    for (args, flag, bound) in [
+        ("-s 127.0.0.1 -p 30201 -b 1024G -t 1", "'-b'", "1073741824"),
+        (
+            "-r 127.0.0.1 -p 30201 --buffer 2G -t 1",
+            "'--buffer'",
+            "1073741824",
+        ),
+        ("-s 127.0.0.1 -p 30201 -u -b 100K -t 1", "'-b'", "65507"),
+        (
+            "-s -m 1,*,127.0.0.1 -p 30201 -u -l 70000 -ns -t 1",
+            "'-l'",
+            "65507",
+        ),
+        ("-s ::1 -p 30201 -u -b 65528 -t 1", "'-b'", "65527"),
+    ] {
+        let o = run(args, Duration::from_secs(10));
+        assert_eq!(o.code(), Some(2), "{args}: {o:?}");
+        assert!(
+            o.stderr.contains(flag) && o.stderr.contains(bound),
+            "{args}: {}",
+            o.stderr
+        );
+        assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+    }
+}
+
+/// A size within bounds that this host cannot allocate (address space capped at 800 MB)
+/// is an error, never an abort.
+#[test]
+fn a_buffer_that_cannot_be_allocated_is_an_error_not_an_abort() {
+    for args in [
+        "-r 127.0.0.1 -P 1 -p 30301 -b 1G -t 1",
+        "-s 127.0.0.1 -P 1 -n 1 -p 30301 -b 1G -t 1",
+    ] {
+        let o = spawn_after("ntttcp", "ulimit -v 800000", args).wait(Duration::from_secs(20));
+        assert_eq!(o.code(), Some(1), "{args}: {o:?}");
+        assert!(
+            o.stderr.contains("cannot allocate a 1073741824-byte"),
+            "{args}: {}",
+            o.stderr
+        );
+    }
 }

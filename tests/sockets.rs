@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::util::{assert_close, parse_tables, run, spawn};
+use crate::util::{assert_close, parse_tables, run, spawn, spawn_limited};
 
 const LIMIT: Duration = Duration::from_secs(40);
 
@@ -107,12 +107,19 @@ fn windows_per_thread_throttle() {
 #[test]
 fn ten_thousand_connections_end_to_end() {
     let _quiet = crate::util::exclusive();
-    // -P 10 -n 100 -l 10: 1000 sender threads, 10,000 connections, on loopback.
-    let r = spawn("receiver", "-r 127.0.0.1 -P 10 -p 28801 -t 2 --format json");
-    let s = run(
-        "-s 127.0.0.1 -P 10 -n 100 -l 10 -p 28801 -t 2 -V --timeout 30",
-        LIMIT,
+    // -P 10 -n 100 -l 10: 1000 sender threads, 10,000 connections, on loopback, with
+    // 10,400 descriptors on each side: one per connection and a few to spare.
+    let r = spawn_limited(
+        "receiver",
+        10_400,
+        "-r 127.0.0.1 -P 10 -p 28801 -t 2 --format json",
     );
+    let s = spawn_limited(
+        "sender",
+        10_400,
+        "-s 127.0.0.1 -P 10 -n 100 -l 10 -p 28801 -t 2 -V --timeout 30",
+    )
+    .wait(LIMIT);
     let ro = r.wait(LIMIT);
     assert_eq!(
         (s.code(), ro.code()),
@@ -133,23 +140,50 @@ fn ten_thousand_connections_end_to_end() {
     assert_eq!(st.threads.len(), 1000);
 }
 
+/// The descriptor count a sender says `args` need (from its error under a low limit).
+fn descriptors_needed(args: &str) -> u64 {
+    let o = spawn_limited("sender", 64, args).wait(LIMIT);
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    let re = regex::Regex::new(r"need (\d+) file descriptors.*ulimit -n (\d+)").unwrap();
+    let c = re
+        .captures(&o.stderr)
+        .unwrap_or_else(|| panic!("{}", o.stderr));
+    assert_eq!(c[1], c[2], "{}", o.stderr);
+    c[1].parse().unwrap()
+}
+
+/// The pre-check counts exactly what the run opens: one descriptor fewer than it says is
+/// refused before any connection (no receiver is even running), and exactly that many
+/// runs a whole test. 20 workers x 25 connections; the async path adds a runtime per
+/// worker.
 #[test]
-fn too_few_descriptors_is_a_clear_error() {
-    let ntttcp = crate::util::bin();
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -Sn 400 && ulimit -Hn 400 && exec {ntttcp} -s 127.0.0.1 -P 10 -n 100 -p 28901 -t 1"
-        ))
-        .output()
-        .expect("run sh");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("1000 connections need about 1065 file descriptors")
-            && err.contains("ulimit -n 1065"),
-        "{err}"
-    );
+fn the_descriptor_check_counts_exactly_what_the_run_opens() {
+    for (port, io) in [(28701, ""), (28711, "--io async")] {
+        let args = format!("-s127.0.0.1 -P 2 -n 10 -l 25 -p {port} -t 2 {io}");
+        let need = descriptors_needed(&args);
+        assert!((500..600).contains(&need), "{need}");
+        let short = spawn_limited("sender", need - 1, &args).wait(LIMIT);
+        assert_eq!(short.code(), Some(1), "{short:?}");
+        assert!(
+            short
+                .stderr
+                .contains(&format!("500 connections need {need} file descriptors")),
+            "{}",
+            short.stderr
+        );
+        assert!(
+            !short.stderr.contains("failed to connect"),
+            "{}",
+            short.stderr
+        );
+        let r = spawn("receiver", &format!("-r 127.0.0.1 -P 2 -p {port} -t 2"));
+        let s = spawn_limited("sender", need, &args).wait(LIMIT);
+        let ro = r.wait(LIMIT);
+        assert_eq!(s.code(), Some(0), "{io} with {need} descriptors: {s:?}");
+        assert_eq!(ro.code(), Some(0), "{ro:?}");
+        assert!(s.stderr.is_empty(), "{}", s.stderr);
+        assert!(parse_tables(&ro.stdout)[0].meg > 1.0, "{}", ro.stdout);
+    }
 }
 
 #[test]

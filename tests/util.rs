@@ -50,6 +50,19 @@ pub(crate) fn spawn(label: &str, args: &str) -> Proc {
     start(Command::new(bin()), label, args)
 }
 
+/// Starts `ntttcp ARGS` with RLIMIT_NOFILE (soft and hard) set to `nofile`.
+pub(crate) fn spawn_limited(label: &str, nofile: u64, args: &str) -> Proc {
+    spawn_after(label, &format!("ulimit -n {nofile}"), args)
+}
+
+/// Starts `ntttcp ARGS` after the shell command `setup` (limits, typically); the shell
+/// execs the binary, so the PID is ntttcp's own.
+pub(crate) fn spawn_after(label: &str, setup: &str, args: &str) -> Proc {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", &format!("{setup} && exec \"$0\" \"$@\""), bin()]);
+    start(cmd, label, args)
+}
+
 /// Starts `ntttcp ARGS` inside network namespace `ns` (`ip netns exec` execs the binary,
 /// so the PID is ntttcp's own).
 pub(crate) fn spawn_in(ns: &str, label: &str, args: &str) -> Proc {

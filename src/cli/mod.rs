@@ -412,7 +412,7 @@ pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
         interval: cli.interval,
         quiet: cli.quiet,
     };
-    let config = to_config(cli, &matches, normalized.dialect, cpus)?;
+    let config = to_config(cli, &matches, &normalized, cpus)?;
     Ok(Parsed::Run(Box::new(config), presentation))
 }
 
@@ -422,38 +422,45 @@ fn one_line(rendered: &str) -> String {
     first.trim_start_matches("error: ").trim().to_string()
 }
 
+/// The spelling the user typed for the flag whose long name is `long`: the Windows token
+/// the normalizer rewrote, else the short letter if one was typed, else `--long`.
+fn typed_flag(long: &str, normalized: &winstyle::Normalized) -> String {
+    if let Some((_, t)) = normalized.spelled.iter().find(|(l, _)| l == long) {
+        return t.clone();
+    }
+    let short = Cli::command()
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))
+        .and_then(|a| a.get_short())
+        .map(|c| format!("-{c}"));
+    short
+        .filter(|short| {
+            normalized
+                .args
+                .iter()
+                .any(|a| a.to_str().is_some_and(|a| a.starts_with(short.as_str())))
+        })
+        .unwrap_or_else(|| format!("--{long}"))
+}
+
 /// clap names a flag by its long form (`'--duration <SECS>'`); say it the way the user
 /// typed it (`'-t'`, or the Windows spelling the normalizer rewrote).
 fn as_typed(message: &str, normalized: &winstyle::Normalized) -> String {
     let mut out = message.to_string();
     for arg in Cli::command().get_arguments() {
         let Some(long) = arg.get_long() else { continue };
-        let typed = normalized
-            .spelled
-            .iter()
-            .find(|(l, _)| l == long)
-            .map(|(_, t)| t.clone())
-            .or_else(|| {
-                let short = format!("-{}", arg.get_short()?);
-                normalized
-                    .args
-                    .iter()
-                    .any(|a| a.to_str().is_some_and(|a| a.starts_with(&short)))
-                    .then_some(short)
-            });
-        if let Some(typed) = typed {
-            let v = arg
-                .get_value_names()
-                .and_then(|n| n.first().map(|v| v.to_string()))
-                .unwrap_or_default();
-            for form in [
-                format!("'--{long} <{v}>'"),
-                format!("'--{long} [<{v}>]'"),
-                format!("'--{long} <{v}>...'"),
-                format!("'--{long}'"),
-            ] {
-                out = out.replace(&form, &format!("'{typed}'"));
-            }
+        let typed = typed_flag(long, normalized);
+        let v = arg
+            .get_value_names()
+            .and_then(|n| n.first().map(|v| v.to_string()))
+            .unwrap_or_default();
+        for form in [
+            format!("'--{long} <{v}>'"),
+            format!("'--{long} [<{v}>]'"),
+            format!("'--{long} <{v}>...'"),
+            format!("'--{long}'"),
+        ] {
+            out = out.replace(&form, &format!("'{typed}'"));
         }
     }
     out
@@ -463,9 +470,10 @@ fn as_typed(message: &str, normalized: &winstyle::Normalized) -> String {
 fn to_config(
     cli: Cli,
     matches: &ArgMatches,
-    dialect: Dialect,
+    normalized: &winstyle::Normalized,
     cpus: &[usize],
 ) -> Result<Config, UsageError> {
+    let dialect = normalized.dialect;
     let err = |m: String| Err(UsageError(m));
     let (role, role_host) = match (&cli.receiver, &cli.sender, cli.loopback) {
         (_, _, true) => (Role::Loopback, None),
@@ -626,6 +634,7 @@ fn to_config(
         Protocol::Tcp
     };
     check_transport(&cli, role, protocol)?;
+    check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
     let timeout = match (cli.timeout, cli.timeout_ms) {
         (Some(s), _) => Duration::from_secs(s.into()),
         (None, Some(0)) => Duration::from_secs(3600),
@@ -734,17 +743,58 @@ fn check_transport(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), Usag
     if cli.io == Some(IoMode::Async) {
         return err("--io async is for TCP: UDP (-u) senders use blocking sends");
     }
-    if let Some(b) = cli.buffer
-        && role != Role::Receiver
-        && (b.0 as usize) < crate::udp::STAMP_LEN
-    {
-        return Err(UsageError(format!(
-            "invalid value '{}' for '-b': UDP datagrams carry a {}-byte sequence and time \
-             stamp, so they are at least {} bytes",
-            b.0,
+    Ok(())
+}
+
+/// The bounds of `-b` (typed as `flag`): at most `config::MAX_BUFFER` bytes per call over
+/// TCP; over UDP at most what one datagram carries (65507 bytes over IPv4, 65527 over
+/// IPv6) and, on a sender, at least the stamp.
+fn check_size(cli: &Cli, role: Role, protocol: Protocol, flag: &str) -> Result<(), UsageError> {
+    let Some(b) = cli.buffer else { return Ok(()) };
+    let bytes = b.0;
+    let bad = |why: String| {
+        Err(UsageError(format!(
+            "invalid value '{bytes}' for '{flag}': {why}"
+        )))
+    };
+    if protocol == Protocol::Tcp {
+        if bytes > config::MAX_BUFFER as u64 {
+            return bad(format!(
+                "at most {} bytes (1G) per send or receive",
+                config::MAX_BUFFER
+            ));
+        }
+        return Ok(());
+    }
+    let v6 = cli.ipv6
+        || cli
+            .sender
+            .iter()
+            .flatten()
+            .chain(cli.receiver.iter().flatten())
+            .any(|h| strip_brackets(h).parse::<std::net::Ipv6Addr>().is_ok())
+        || cli.mapping.iter().any(|m| {
+            m.host
+                .as_deref()
+                .is_some_and(|h| h.parse::<std::net::Ipv6Addr>().is_ok())
+        });
+    let (max, family) = if v6 {
+        (crate::udp::MAX_PAYLOAD_V6, "IPv6")
+    } else {
+        (crate::udp::MAX_PAYLOAD_V4, "IPv4")
+    };
+    if bytes > max as u64 {
+        return bad(format!(
+            "a UDP datagram carries at most {max} bytes over {family} (-u)"
+        ));
+    }
+    if role != Role::Receiver && (bytes as usize) < crate::udp::STAMP_LEN {
+        return bad(format!(
+            "UDP datagrams carry a {}-byte sequence and time stamp, so they are at least {} \
+             bytes",
             crate::udp::STAMP_LEN,
             crate::udp::STAMP_LEN
-        )));
+        ));
     }
     Ok(())
 }

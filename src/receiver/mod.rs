@@ -61,26 +61,30 @@ pub fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
     let mut data = Vec::with_capacity(cfg.ports.len());
     for j in 0..cfg.ports.len() {
         let addr = SocketAddr::new(ip(j)?, cfg.port(j));
-        data.push(
-            match cfg.protocol {
-                Protocol::Tcp => stream::listen(addr, &cfg.sockopts).map(DataPort::Tcp),
-                Protocol::Udp => udp::bind(addr, &cfg.sockopts).map(|s| {
-                    // One receive for several datagrams of a flow; an optimisation only, so
-                    // a kernel without it is reported, not fatal.
-                    if cfg.udp_offload
-                        && !cfg.zero_copy.skip_rx_copy
-                        && let Err(e) = crate::sys::socket::set_udp_gro(&s)
-                    {
-                        notes(Note::Warn(format!(
-                            "UDP receive coalescing (GRO) is not available on port {}: {e}",
-                            addr.port()
-                        )));
-                    }
-                    DataPort::Udp(s)
-                }),
+        let busy = || format!("cannot listen on data port {} ({addr})", addr.port());
+        data.push(match cfg.protocol {
+            Protocol::Tcp => {
+                let l = stream::listen(addr, &cfg.sockopts).with_context(busy)?;
+                let buf =
+                    stream::RecvBuffer::new(cfg.recv_size).context("the receive buffer (-b)")?;
+                DataPort::Tcp(l, buf)
             }
-            .with_context(|| format!("cannot listen on data port {} ({addr})", addr.port()))?,
-        );
+            Protocol::Udp => {
+                let s = udp::bind(addr, &cfg.sockopts).with_context(busy)?;
+                // One receive for several datagrams of a flow; an optimisation only, so a
+                // kernel without it is reported, not fatal.
+                if cfg.udp_offload
+                    && !cfg.zero_copy.skip_rx_copy
+                    && let Err(e) = crate::sys::socket::set_udp_gro(&s)
+                {
+                    notes(Note::Warn(format!(
+                        "UDP receive coalescing (GRO) is not available on port {}: {e}",
+                        addr.port()
+                    )));
+                }
+                DataPort::Udp(s)
+            }
+        });
     }
     let bind_tokio = |addr: SocketAddr, what: &str| {
         stream::listen(addr, &SockOpts::default())
@@ -151,7 +155,7 @@ pub async fn serve(
         };
         if j == 0 {
             let sock = match &l {
-                DataPort::Tcp(l) => socket2::SockRef::from(l),
+                DataPort::Tcp(l, _) => socket2::SockRef::from(l),
                 DataPort::Udp(s) => socket2::SockRef::from(s),
             };
             *w.applied.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -161,7 +165,7 @@ pub async fn serve(
             std::thread::Builder::new()
                 .name(format!("recv-{j}"))
                 .spawn(move || match l {
-                    DataPort::Tcp(l) => stream::recv_worker(l, plan, w, flows, stop),
+                    DataPort::Tcp(l, buf) => stream::recv_worker(l, buf, plan, w, flows, stop),
                     DataPort::Udp(s) => udp::recv_worker(s, plan, w, flows, stop),
                 })
                 .context("create receiver worker thread")?,
@@ -219,7 +223,8 @@ pub async fn serve(
 /// A bound data port.
 #[derive(Debug)]
 enum DataPort {
-    Tcp(std::net::TcpListener),
+    /// A TCP listener and the receive buffer of the worker that serves it.
+    Tcp(std::net::TcpListener, stream::RecvBuffer),
     Udp(std::net::UdpSocket),
 }
 

@@ -316,3 +316,43 @@ mod tests {
         }
     }
 }
+
+/// The sockets one sender worker writes round-robin, waited on together with poll():
+/// unlike an epoll instance or an async runtime this costs no descriptor of its own, so
+/// a worker with many connections needs exactly one descriptor per connection.
+#[derive(Debug)]
+pub struct Writable<'a>(Vec<libc::pollfd>, std::marker::PhantomData<&'a ()>);
+
+impl<'a> Writable<'a> {
+    /// Watches `socks` for room to write (borrowed, so they stay open while watched).
+    pub fn new<S: AsRawFd>(socks: &'a [S]) -> Self {
+        Self(
+            socks
+                .iter()
+                .map(|s| libc::pollfd {
+                    fd: s.as_raw_fd(),
+                    events: libc::POLLOUT,
+                    revents: 0,
+                })
+                .collect(),
+            std::marker::PhantomData,
+        )
+    }
+
+    /// Blocks until one of the sockets can take more data (or has failed, which the next
+    /// write reports), or `timeout` passes.
+    #[allow(unsafe_code)]
+    pub fn wait(&mut self, timeout: std::time::Duration) -> std::io::Result<()> {
+        let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: the slice is ours and its length is passed; every fd stays open for the
+        // call because the sockets are borrowed for this set's lifetime.
+        let rc = unsafe { libc::poll(self.0.as_mut_ptr(), self.0.len() as libc::nfds_t, ms) };
+        if rc < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
