@@ -2,7 +2,7 @@
 //! "the user pressed Ctrl+C". A flag is set once and never cleared.
 //!
 //! Hot loops check it with one relaxed load; async code awaits it; blocking threads wait
-//! on it with a timeout. Signals only set a flag; a second Ctrl+C exits at once.
+//! on it with a timeout. Signals only set a flag: the process always ends by printing.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -80,32 +80,46 @@ impl Flag {
     }
 }
 
-/// Sets `flag` on the first SIGINT or SIGTERM; exits with 130 on the second.
+/// Signals that follow the first within this long are the same interruption: GNU
+/// `timeout` sends SIGTERM to the process and then to its whole process group.
+pub const SAME_INTERRUPTION: Duration = Duration::from_secs(1);
+
+/// Sets `flag` on the first SIGINT, SIGTERM or SIGHUP. The process never exits from a
+/// signal: every wait after an interruption is bounded, so the figures measured so far
+/// are always printed; a later signal only says that they are on their way.
 pub fn install_signal_handlers(flag: Flag) -> std::io::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let (mut int, mut term) = rt.block_on(async {
+    let (mut int, mut term, mut hup) = rt.block_on(async {
         Ok::<_, std::io::Error>((
             signal(SignalKind::interrupt())?,
             signal(SignalKind::terminate())?,
+            signal(SignalKind::hangup())?,
         ))
     })?;
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
             rt.block_on(async {
-                for _ in 0..2 {
+                let mut first = None;
+                let mut told = false;
+                loop {
                     tokio::select! {
                         _ = int.recv() => {}
                         _ = term.recv() => {}
+                        _ = hup.recv() => {}
                     }
-                    if flag.is_set() {
-                        eprintln!("ntttcp: interrupted again, exiting");
-                        std::process::exit(130);
+                    let Some(at) = first else {
+                        first = Some(std::time::Instant::now());
+                        flag.trigger();
+                        continue;
+                    };
+                    if at.elapsed() >= SAME_INTERRUPTION && !told {
+                        told = true;
+                        eprintln!("ntttcp: already stopping; the results measured so far follow");
                     }
-                    flag.trigger();
                 }
             })
         })?;

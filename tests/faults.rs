@@ -5,7 +5,7 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
-use crate::util::{run, spawn, spawn_after, wait_listening};
+use crate::util::{parse_tables, run, spawn, spawn_after, spawn_wrapped, wait_listening};
 
 #[test]
 fn loopback_with_a_data_port_held_fails_at_once_naming_it() {
@@ -90,4 +90,50 @@ fn a_buffer_that_cannot_be_allocated_is_an_error_not_an_abort() {
             o.stderr
         );
     }
+}
+
+/// GNU `timeout` signals the process and then its whole group: both SIGTERMs are one
+/// interruption, and the totals are printed every time. (`-k 10`: a sender that did not
+/// end is killed rather than left behind.)
+#[test]
+fn timeout_stops_a_sender_and_the_totals_are_printed_every_time() {
+    for i in 0..30u16 {
+        let port = 30401 + 3 * i;
+        let r = spawn(
+            "receiver",
+            &format!("-r 127.0.0.1 -m 2,*,127.0.0.1 -p {port} -t 6"),
+        );
+        wait_listening(port - 1, Duration::from_secs(20));
+        let s = spawn_wrapped(
+            "timeout 2 sender",
+            &["timeout", "-k", "10", "2"],
+            &format!("-s -m 2,*,127.0.0.1 -p {port} -t 6 -B 2G"),
+        )
+        .wait(Duration::from_secs(30));
+        assert_eq!(s.code(), Some(124), "run {i}: timeout's status: {s:?}");
+        let t = parse_tables(&s.stdout);
+        assert_eq!(t.len(), 1, "run {i}: no totals after SIGTERM: {s:?}");
+        assert!(t[0].meg > 1.0 && t[0].realtime < 5.0, "run {i}: {:?}", t[0]);
+        assert!(!s.stderr.contains("exiting"), "run {i}: {}", s.stderr);
+        r.signal(9);
+        let _ = r.wait(Duration::from_secs(10));
+    }
+}
+
+#[test]
+fn sighup_is_an_interruption_with_results() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 30501 -t 10");
+    wait_listening(30500, Duration::from_secs(20));
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p 30501 -t 10 -B 1G --interval 0.2",
+    );
+    // The first interval line says the test is running; then hang up, twice in a row.
+    s.wait_for_stdout("Gbit/s", Duration::from_secs(20));
+    s.signal(1);
+    s.signal(1);
+    let so = s.wait(Duration::from_secs(10));
+    assert_eq!(so.code(), Some(130), "{so:?}");
+    assert_eq!(parse_tables(&so.stdout).len(), 1, "{so:?}");
+    r.signal(9);
 }

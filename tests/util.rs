@@ -18,13 +18,26 @@ pub(crate) struct Proc {
     pub(crate) label: String,
     stdout: Option<std::thread::JoinHandle<String>>,
     stderr: Option<std::thread::JoinHandle<String>>,
+    /// Everything written to stdout so far.
+    seen: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
 }
 
-fn drain<R: Read + Send + 'static>(r: Option<R>) -> Option<std::thread::JoinHandle<String>> {
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
+
+fn drain<R: Read + Send + 'static>(
+    r: Option<R>,
+    seen: Seen,
+) -> Option<std::thread::JoinHandle<String>> {
     r.map(|mut r| {
         std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = r.read_to_end(&mut bytes);
+            let mut chunk = [0u8; 8192];
+            loop {
+                match r.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => seen.lock().unwrap().extend_from_slice(&chunk[..n]),
+                }
+            }
+            let bytes = seen.lock().unwrap();
             String::from_utf8_lossy(&bytes).into_owned()
         })
     })
@@ -63,6 +76,13 @@ pub(crate) fn spawn_after(label: &str, setup: &str, args: &str) -> Proc {
     start(cmd, label, args)
 }
 
+/// Starts `WRAPPER... ntttcp ARGS` (e.g. `timeout 2`); the PID held is the wrapper's.
+pub(crate) fn spawn_wrapped(label: &str, wrapper: &[&str], args: &str) -> Proc {
+    let mut cmd = Command::new(wrapper[0]);
+    cmd.args(&wrapper[1..]).arg(bin());
+    start(cmd, label, args)
+}
+
 /// Starts `ntttcp ARGS` inside network namespace `ns` (`ip netns exec` execs the binary,
 /// so the PID is ntttcp's own).
 pub(crate) fn spawn_in(ns: &str, label: &str, args: &str) -> Proc {
@@ -79,18 +99,39 @@ fn start(mut cmd: Command, label: &str, args: &str) -> Proc {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn ntttcp");
-    let (stdout, stderr) = (drain(child.stdout.take()), drain(child.stderr.take()));
+    let seen = Seen::default();
+    let (stdout, stderr) = (
+        drain(child.stdout.take(), seen.clone()),
+        drain(child.stderr.take(), Seen::default()),
+    );
     Proc {
         child: Some(child),
         label: label.into(),
         stdout,
         stderr,
+        seen,
     }
 }
 
 impl Proc {
     pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().expect("running").id()
+    }
+
+    /// Waits (bounded) until the process has written `needle` to stdout.
+    pub(crate) fn wait_for_stdout(&self, needle: &str, limit: Duration) {
+        let start = Instant::now();
+        loop {
+            if String::from_utf8_lossy(&self.seen.lock().unwrap()).contains(needle) {
+                return;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "{} did not print {needle:?} within {limit:?}",
+                self.label
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Sends a signal (e.g. libc SIGINT = 2, SIGKILL = 9) by PID.
