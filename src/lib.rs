@@ -78,22 +78,28 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// The most serious way any side ended: a fault beats an interruption beats success.
-    pub fn end(&self) -> End {
-        let ends = self.reports.iter().map(|r| &r.end);
-        if let Some(f) = ends.clone().find(|e| matches!(e, End::Fault(_))) {
-            return f.clone();
-        }
-        if ends.clone().any(|e| *e == End::Interrupted) {
-            return End::Interrupted;
-        }
-        End::Completed
+    /// A side failed: a fault, or a planned test that the peer cut short (unless the
+    /// peer is this process's own interrupted sender, in loopback mode).
+    pub fn failed(&self) -> bool {
+        let interrupted = self.interrupted();
+        self.reports.iter().any(|r| match r.end {
+            End::Fault(_) => true,
+            End::PeerEnded => !interrupted && r.ended_early().is_some(),
+            End::Completed | End::Interrupted => false,
+        })
+    }
+
+    /// This process was interrupted (Ctrl+C, SIGTERM, SIGHUP).
+    pub fn interrupted(&self) -> bool {
+        self.reports.iter().any(|r| r.end == End::Interrupted)
     }
 }
 
-/// Exit status: the test completed (also when the peer ended it early and said so).
+/// Exit status: the test ran its planned length (or, in continuous mode, until stopped).
 pub const EXIT_OK: u8 = 0;
-/// Exit status: a runtime failure (peer unreachable or lost, handshake refused, port in use).
+/// Exit status: a runtime failure (peer unreachable or lost, handshake refused, port in
+/// use, a test the peer ended before its planned length, an output that could not be
+/// written).
 pub const EXIT_FAILURE: u8 = 1;
 /// Exit status: a usage error.
 pub const EXIT_USAGE: u8 = 2;
@@ -102,14 +108,15 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// Exit status: the test completed but its throughput was below `--min-throughput`.
 pub const EXIT_BELOW_MIN: u8 = 3;
 
-/// The exit status for a run that measured something: a fault beats an interruption beats
-/// a throughput below `min_bps` (bits/s) beats success. The floor is checked against the
+/// The exit status for a run that measured something: a failure beats an interruption
+/// beats a throughput below `min_bps` (bits/s) beats success. The floor is checked against the
 /// receiver's figures when this process has them (loopback), else against every report.
 pub fn exit_status(outcome: &Outcome, min_bps: Option<f64>) -> u8 {
-    match outcome.end() {
-        End::Fault(_) => return EXIT_FAILURE,
-        End::Interrupted => return EXIT_INTERRUPTED,
-        End::Completed | End::PeerEnded => {}
+    if outcome.failed() {
+        return EXIT_FAILURE;
+    }
+    if outcome.interrupted() {
+        return EXIT_INTERRUPTED;
     }
     let Some(min) = min_bps else { return EXIT_OK };
     let receivers: Vec<&Report> = outcome
@@ -244,29 +251,38 @@ mod tests {
 
     #[test]
     fn the_worst_end_decides_the_exit_status() {
-        let o = |ends: Vec<End>| Outcome {
-            reports: ends.into_iter().map(report).collect(),
+        let o = |ends: Vec<(End, Option<f64>)>| Outcome {
+            reports: ends
+                .into_iter()
+                .map(|(end, planned_s)| Report {
+                    planned_s,
+                    ..report(end)
+                })
+                .collect(),
         };
+        let plan = Some(300.0);
         let fault = End::Fault("lost".into());
+        let status = |ends: Vec<(End, Option<f64>)>, min: Option<f64>| exit_status(&o(ends), min);
+        assert_eq!(status(vec![(End::Completed, plan)], None), 0);
+        // The peer cut a planned test short: a failure; in continuous mode it is the end.
+        assert_eq!(status(vec![(End::PeerEnded, plan)], None), 1);
+        assert_eq!(status(vec![(End::PeerEnded, None)], None), 0);
+        assert_eq!(status(vec![(fault.clone(), plan)], None), 1);
+        assert_eq!(status(vec![(fault.clone(), None)], None), 1);
+        assert_eq!(status(vec![(End::Interrupted, plan)], None), 130);
         assert_eq!(
-            o(vec![End::Completed, End::PeerEnded]).end(),
-            End::Completed
+            status(vec![(End::Interrupted, plan), (End::PeerEnded, plan)], None),
+            130,
+            "loopback: our own interrupted sender ended the receiver's test"
         );
-        assert_eq!(
-            o(vec![End::Interrupted, End::PeerEnded]).end(),
-            End::Interrupted
-        );
-        assert_eq!(o(vec![End::Interrupted, fault.clone()]).end(), fault);
-        let status = |ends: Vec<End>, min: Option<f64>| exit_status(&o(ends), min);
-        assert_eq!(status(vec![End::Completed], None), 0);
-        assert_eq!(status(vec![End::PeerEnded], None), 0);
-        assert_eq!(status(vec![fault.clone()], None), 1);
-        assert_eq!(status(vec![End::Interrupted], None), 130);
         // The seed moved 957 Mbit/s: under a 1G floor, over a 900M one.
-        assert_eq!(status(vec![End::Completed], Some(1e9)), EXIT_BELOW_MIN);
-        assert_eq!(status(vec![End::Completed], Some(9e8)), 0);
         assert_eq!(
-            status(vec![fault], Some(1e9)),
+            status(vec![(End::Completed, plan)], Some(1e9)),
+            EXIT_BELOW_MIN
+        );
+        assert_eq!(status(vec![(End::Completed, plan)], Some(9e8)), 0);
+        assert_eq!(
+            status(vec![(fault, plan)], Some(1e9)),
             1,
             "a fault outranks the floor"
         );

@@ -207,9 +207,6 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     }
     join_workers(handles, &workers, Duration::from_secs(1)).await;
 
-    if let End::Fault(reason) = &window.ended {
-        notes(Note::Warn(format!("test ended early: {reason}")));
-    }
     let ports: Vec<u16> = threads.iter().map(|t| cfg.port(t.port_index)).collect();
     let mut report = Report::from_window(
         Side::Sender,
@@ -224,6 +221,9 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         .iter()
         .flat_map(|w| std::mem::take(&mut *w.conn_info.lock().unwrap_or_else(|p| p.into_inner())))
         .collect();
+    if let Some(e) = report.ended_early() {
+        notes(Note::Warn(format!("test ended early: {}", e.line())));
+    }
     notes(Note::Report(Box::new(report.clone())));
     Ok(report)
 }

@@ -186,6 +186,8 @@ impl Plan {
 pub struct Window {
     /// Length of the measurement window in seconds (0 if it never started).
     pub seconds: f64,
+    /// The length it was planned to have; None in continuous mode.
+    pub planned: Option<f64>,
     /// Per-worker counters at the start of the window.
     pub start: Vec<Sample>,
     /// Same, at the end.
@@ -257,6 +259,7 @@ pub async fn run<M: Monitor>(
         let sys = Snapshot::now();
         return Window {
             seconds: 0.0,
+            planned: plan.measure.map(|d| d.as_secs_f64()),
             start: now.clone(),
             end: now,
             sys_start: sys.clone(),
@@ -281,14 +284,18 @@ pub async fn run<M: Monitor>(
         let now = Instant::now() + END_GRACE;
         now >= m0 + d || now >= t0 + plan.warmup + d
     });
-    let ev = match ev {
-        Some(Event::Fault(_)) if near_end => None,
-        other => other,
+    // A peer that says it is done ('E') near our planned end has finished its own
+    // cycle: the test completed, and there is no cool-down left to wait for.
+    let (ev, peer_done) = match ev {
+        Some(Event::PeerEnded) if near_end => (None, true),
+        Some(Event::Fault(_)) if near_end => (None, false),
+        other => (other, false),
     };
     let seconds = m0.elapsed().as_secs_f64();
     let sys_end = Snapshot::now();
     progress(Progress::RunDone);
     if ev.is_none()
+        && !peer_done
         && let Some(cycle) = plan.cycle
     {
         if t0 + cycle > Instant::now() {
@@ -300,6 +307,7 @@ pub async fn run<M: Monitor>(
     }
     Window {
         seconds,
+        planned: plan.measure.map(|d| d.as_secs_f64()),
         start,
         end,
         sys_start,

@@ -137,3 +137,119 @@ fn sighup_is_an_interruption_with_results() {
     assert_eq!(parse_tables(&so.stdout).len(), 1, "{so:?}");
     r.signal(9);
 }
+
+/// One 4-byte big-endian sync message.
+fn sync_send(s: &mut std::net::TcpStream, v: u32) {
+    use std::io::Write;
+    s.write_all(&v.to_be_bytes())
+        .expect("write to the sync port");
+}
+
+fn sync_read(s: &mut std::net::TcpStream) -> u32 {
+    use std::io::Read;
+    let mut b = [0u8; 4];
+    s.read_exact(&mut b).expect("read from the sync port");
+    u32::from_be_bytes(b)
+}
+
+/// A sync session that asks for a test of `proposal` seconds and starts it, without ever
+/// opening a data connection.
+fn hostile_start(sync_port: u16, proposal: u32) -> std::net::TcpStream {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", sync_port)).expect("connect sync");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    sync_send(&mut s, u32::from(b'X'));
+    assert_eq!(sync_read(&mut s), 11, "not started");
+    sync_send(&mut s, proposal);
+    sync_read(&mut s);
+    sync_send(&mut s, u32::from(b'R'));
+    assert_eq!(sync_read(&mut s), u32::from(b'R'), "go");
+    s
+}
+
+fn json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// A sender stopped 2 s into a 6 s test: the receiver says its test ended early, by
+/// whom, measured against planned, in every output, and exits 1.
+#[test]
+fn a_test_the_sender_cut_short_is_not_a_completed_test() {
+    let dir = crate::util::Scratch::new("early");
+    let (xml, js, wxml) = (dir.file("r.xml"), dir.file("r.json"), dir.file("w.xml"));
+    let r = spawn(
+        "receiver",
+        &format!(
+            "-r 127.0.0.1 -P 1 -p 30601 -t 6 --format json -x {} -j {} --xml-windows {}",
+            xml.display(),
+            js.display(),
+            wxml.display()
+        ),
+    );
+    wait_listening(30600, Duration::from_secs(20));
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p 30601 -t 6 -B 1G --interval 0.5",
+    );
+    s.wait_for_stdout("Gbit/s", Duration::from_secs(20));
+    s.signal(2);
+    let so = s.wait(Duration::from_secs(20));
+    let ro = r.wait(Duration::from_secs(20));
+    assert_eq!(so.code(), Some(130), "{so:?}");
+    assert_eq!(ro.code(), Some(1), "{ro:?}");
+    assert!(
+        ro.stderr
+            .contains("test ended early: the sender stopped its test early"),
+        "{}",
+        ro.stderr
+    );
+    let doc = json(&ro.stdout);
+    let end = &doc["reports"][0]["end"];
+    assert_eq!(end["kind"], "peer_ended", "{end}");
+    assert_eq!(end["early"]["by"], "sender", "{end}");
+    assert_eq!(end["planned_s"], 6.0, "{end}");
+    let measured = end["measured_s"].as_f64().unwrap();
+    assert!(measured > 0.4 && measured < 5.5, "{end}");
+    crate::util::assert_valid(&crate::util::validator(), &doc);
+    for (file, needle) in [
+        (&xml, "<ended_early by=\"sender\""),
+        (&js, "\"endedEarly\""),
+        (&wxml, "<ended_early by=\"sender\""),
+    ] {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains(needle), "{}: {text}", file.display());
+        assert!(text.contains("planned"), "{}: {text}", file.display());
+    }
+}
+
+/// 'X', a 2 s proposal, 'R' and no data connection: a fault, not a 0-byte success.
+#[test]
+fn a_start_without_data_connections_is_a_fault() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 30701 -t 2 --format json");
+    wait_listening(30700, Duration::from_secs(20));
+    let _s = hostile_start(30700, 2);
+    let ro = r.wait(Duration::from_secs(30));
+    assert_eq!(ro.code(), Some(1), "{ro:?}");
+    let doc = json(&ro.stdout);
+    assert_eq!(doc["reports"][0]["end"]["kind"], "fault", "{doc}");
+    assert!(ro.stderr.contains("no data connection"), "{}", ro.stderr);
+}
+
+/// A huge proposal with no data connection holds a -H receiver for --timeout at most: it
+/// logs the failed test and serves a real sender next.
+#[test]
+fn a_hold_receiver_drops_a_hostile_start_and_serves_the_next_sender() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 30801 -t 2 -H --timeout 2");
+    wait_listening(30800, Duration::from_secs(20));
+    let _attacker = hostile_start(30800, i32::MAX as u32);
+    r.wait_for_stdout("#####  Totals:  #####", Duration::from_secs(30));
+    let s = run(
+        "-s 127.0.0.1 -P 1 -n 1 -p 30801 -t 2",
+        Duration::from_secs(30),
+    );
+    assert_eq!(s.code(), Some(0), "{s:?}");
+    r.signal(15);
+    let ro = r.wait(Duration::from_secs(20));
+    assert!(ro.stderr.contains("no data connection"), "{}", ro.stderr);
+    assert_eq!(parse_tables(&ro.stdout).len(), 2, "{}", ro.stdout);
+    assert_eq!(ro.code(), Some(1), "the worst test decides: {ro:?}");
+}

@@ -355,6 +355,8 @@ async fn test(
         tick: tokio::time::interval(Duration::from_millis(100)),
         silence: Silence::new(workers, cfg.timeout),
         seen_open: false,
+        started: t0,
+        deadline: cfg.timeout,
         sync: cfg.linux_sync(),
         udp: cfg.protocol == Protocol::Udp,
     };
@@ -369,22 +371,19 @@ async fn test(
     let open_at_start = count(|w| w.open.load(Ordering::Acquire));
     let progress = |p| notes(Note::Progress(Side::Receiver, p));
     let window = timeline::run(t0, plan, workers, &mut mon, &progress).await;
-    if window.ended == End::Completed {
-        // Keep draining until the senders are done (their clocks started a handshake
-        // later than ours), at most a second, so our close does not cut them off.
-        let _ = tokio::time::timeout(Duration::from_secs(1), mon.drained()).await;
-    }
     // An 'E' that ended the measurement is answered now that the test has stopped.
     for (w, owed) in mon.writers.iter_mut().zip(&mon.owed) {
         if let (Some(w), true) = (w.as_mut(), *owed) {
             let _ = w.send(Reply::State(State::Finished).value()).await;
         }
     }
+    if window.ended == End::Completed {
+        // Keep draining until the senders are done (their clocks started a handshake
+        // later than ours), at most a second, so our close does not cut them off.
+        let _ = tokio::time::timeout(Duration::from_secs(1), mon.drained()).await;
+    }
     for w in mon.writers.into_iter().flatten() {
         w.close().await;
-    }
-    if let End::Fault(reason) = &window.ended {
-        notes(Note::Warn(format!("test ended early: {reason}")));
     }
     let ports: Vec<u16> = (0..workers.len()).map(|j| cfg.port(j)).collect();
     let peers: Vec<String> = workers
@@ -410,6 +409,13 @@ async fn test(
     );
     report.socket.applied = applied(workers, cfg, notes);
     report.peers = peers;
+    if report.end == End::Completed && report.connections == 0 {
+        // A whole test without a single data connection (or datagram) measured nothing.
+        report.end = End::Fault("no data connection (or datagram) arrived during the test".into());
+    }
+    if let Some(e) = report.ended_early() {
+        notes(Note::Warn(format!("test ended early: {}", e.line())));
+    }
     report
 }
 
@@ -426,6 +432,9 @@ struct ReceiverMonitor<'a> {
     tick: tokio::time::Interval,
     silence: Silence,
     seen_open: bool,
+    /// When the test started, and how long it may run without a data connection.
+    started: Instant,
+    deadline: Duration,
     sync: bool,
     /// UDP data: no connection ever closes, so only the sync channel tells the end.
     udp: bool,
@@ -494,6 +503,14 @@ impl Monitor for ReceiverMonitor<'_> {
                     if self.all_closed() {
                         let how = if self.sync { "" } else { " (no-sync mode)" };
                         return Event::Fault(format!("all data connections closed{how}"));
+                    }
+                    // A sender that started a test without opening a data connection (a
+                    // hostile or broken peer) must not hold the receiver for its cycle.
+                    if !self.udp && !self.seen_open && self.started.elapsed() >= self.deadline {
+                        return Event::Fault(format!(
+                            "no data connection within {:.1} s of the start",
+                            self.deadline.as_secs_f64()
+                        ));
                     }
                     if phase != Phase::Cooldown
                         && let Some(quiet) = self.silence.check(self.workers)

@@ -217,6 +217,17 @@ pub fn linux(r: &Report) -> String {
         top.push(("tcpAverageRtt metric", s(format!("{rtt} us"))));
     }
     top.push(("os", s(r.os.replace('\n', " "))));
+    if let Some(e) = r.ended_early() {
+        let mut early = vec![
+            ("by", s(e.by)),
+            ("reason", s(&e.reason)),
+            ("measuredSeconds", s(format!("{:.3}", e.measured_s))),
+        ];
+        if let Some(p) = e.planned_s {
+            early.push(("plannedSeconds", s(format!("{p:.3}"))));
+        }
+        top.push(("endedEarly", J::O(early)));
+    }
     let name = match r.side {
         Side::Sender => "ntttcps",
         Side::Receiver => "ntttcpr",

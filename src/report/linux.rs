@@ -40,6 +40,9 @@ pub fn extra_lines(r: &Report) -> Vec<String> {
     let secs = r.realtime_s;
     let rate = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
     let mut o = Vec::new();
+    if let Some(e) = r.ended_early() {
+        o.push(format!("test ended early\t:{}", e.line()));
+    }
     let z = r.params.zero_copy;
     if z.sendfile && r.side == Side::Sender {
         o.push(

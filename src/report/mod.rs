@@ -202,6 +202,8 @@ pub struct Report {
     pub buffer_len: usize,
     /// Length of the measurement window in seconds.
     pub realtime_s: f64,
+    /// The length the window was planned to have, seconds; None in continuous mode.
+    pub planned_s: Option<f64>,
     /// Per-thread results, by index.
     pub threads: Vec<ThreadResult>,
     /// Data connections this side had.
@@ -250,7 +252,64 @@ pub struct DevInterrupts {
     pub total: u64,
 }
 
+/// A measurement that did not run to its timer: who or what ended it, why, and how
+/// long it ran against its plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EarlyEnd {
+    /// `user` (Ctrl+C or a signal on this side), `sender` / `receiver` (the peer said it
+    /// stopped early), or `fault` (a lost peer, connection or path).
+    pub by: &'static str,
+    /// What happened, for people.
+    pub reason: String,
+    /// Seconds measured.
+    pub measured_s: f64,
+    /// Seconds planned; None in continuous mode.
+    pub planned_s: Option<f64>,
+}
+
+impl EarlyEnd {
+    /// One line: the reason (which names who ended the test) and the seconds measured
+    /// against the plan.
+    pub fn line(&self) -> String {
+        let of = self
+            .planned_s
+            .map_or(String::new(), |p| format!(" of {p:.2} planned"));
+        format!("{}; measured {:.2}{of} s", self.reason, self.measured_s)
+    }
+}
+
 impl Report {
+    /// How the measurement fell short of its plan, if it did. A continuous test
+    /// (no plan) ends normally when the user or the peer stops it.
+    pub fn ended_early(&self) -> Option<EarlyEnd> {
+        let peer = match self.side {
+            Side::Sender => "receiver",
+            Side::Receiver => "sender",
+        };
+        let (by, reason) = match &self.end {
+            End::Completed => return None,
+            End::Interrupted | End::PeerEnded if self.planned_s.is_none() => return None,
+            End::Interrupted => (
+                "user",
+                "interrupted on this side (Ctrl+C or a signal)".into(),
+            ),
+            End::PeerEnded => (
+                peer,
+                format!(
+                    "the {peer} stopped its test early and said so ('E'): it was interrupted \
+                     or its own test failed"
+                ),
+            ),
+            End::Fault(r) => ("fault", r.clone()),
+        };
+        Some(EarlyEnd {
+            by,
+            reason,
+            measured_s: self.realtime_s,
+            planned_s: self.planned_s,
+        })
+    }
+
     /// Builds a report from a measured window. `ports[i]` is worker i's data port.
     pub fn from_window(
         side: Side,
@@ -287,6 +346,7 @@ impl Report {
             params: Params::of(cfg),
             buffer_len,
             realtime_s: w.seconds,
+            planned_s: w.planned,
             threads,
             connections,
             cpu_count,
@@ -397,6 +457,7 @@ pub(crate) mod fixture {
             },
             buffer_len: 65536,
             realtime_s: 300.00515,
+            planned_s: Some(300.0),
             threads: buffers
                 .iter()
                 .enumerate()
@@ -439,6 +500,60 @@ pub(crate) mod fixture {
             tcp_connections: Vec::new(),
             socket: SocketReport::default(),
             peers: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cut_short(end: End, planned_s: Option<f64>) -> Report {
+        Report {
+            side: Side::Receiver,
+            end,
+            planned_s,
+            realtime_s: 2.0,
+            ..fixture::seed_report()
+        }
+    }
+
+    #[test]
+    fn a_short_window_says_who_ended_it_in_every_format() {
+        let r = cut_short(End::PeerEnded, Some(6.0));
+        let e = r.ended_early().expect("ended early");
+        assert_eq!(
+            (e.by, e.measured_s, e.planned_s),
+            ("sender", 2.0, Some(6.0))
+        );
+        assert!(
+            e.line().ends_with("; measured 2.00 of 6.00 planned s"),
+            "{}",
+            e.line()
+        );
+        let note = "test ended early\t:the sender stopped its test early";
+        assert!(console::render(&r, false).contains(note));
+        assert!(linux::render(&r, false).contains(note));
+        let tag = "<ended_early by=\"sender\" measured_s=\"2.000\" planned_s=\"6.000\">";
+        assert!(xml::linux(&r).contains(tag), "{}", xml::linux(&r));
+        assert!(xml::windows(&r, false).contains(tag));
+        let j: serde_json::Value = serde_json::from_str(&json::linux(&r)).unwrap();
+        assert_eq!(j["ntttcpr"]["endedEarly"]["plannedSeconds"], "6.000", "{j}");
+        let view = serde_json::to_value(schema::EndView::of(&r)).unwrap();
+        assert_eq!(view["early"]["by"], "sender", "{view}");
+    }
+
+    #[test]
+    fn a_completed_or_continuous_test_did_not_end_early() {
+        assert_eq!(cut_short(End::Completed, Some(6.0)).ended_early(), None);
+        // Continuous mode ends when someone stops it; only a fault is early there.
+        assert_eq!(cut_short(End::PeerEnded, None).ended_early(), None);
+        assert_eq!(cut_short(End::Interrupted, None).ended_early(), None);
+        let f = cut_short(End::Fault("sender 1.2.3.4 closed".into()), None);
+        assert_eq!(f.ended_early().map(|e| e.by), Some("fault"));
+        for r in [cut_short(End::Completed, Some(6.0)), f] {
+            let has = xml::linux(&r).contains("<ended_early");
+            assert_eq!(has, r.ended_early().is_some());
         }
     }
 }

@@ -42,9 +42,8 @@ pub struct SideReport<'a> {
     pub host: &'a str,
     /// `uname -a` line.
     pub os: &'a str,
-    /// How the measurement ended: `{"kind": "completed" | "interrupted" | "peer_ended"}` or
-    /// `{"kind": "fault", "reason": "..."}`.
-    pub end: &'a End,
+    /// How the measurement ended, and whether it fell short of its plan.
+    pub end: EndView,
     /// What the run was asked to do.
     pub params: &'a Params,
     /// Negotiated cycle in seconds (ntttcp-for-linux sync only; 0 = continuous).
@@ -165,6 +164,42 @@ pub struct Thread<'a> {
     pub udp: Option<&'a crate::report::UdpResult>,
 }
 
+/// How a measurement ended: `kind` (completed, interrupted, peer_ended, fault), the
+/// fault's `reason`, and, when it fell short of its plan, `early` with who ended it.
+#[derive(Debug, Serialize)]
+pub struct EndView {
+    /// completed | interrupted | peer_ended | fault.
+    pub kind: &'static str,
+    /// Faults: what was lost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Seconds measured.
+    pub measured_s: f64,
+    /// Seconds planned; null in continuous mode.
+    pub planned_s: Option<f64>,
+    /// Set when the test ran shorter than planned: by whom and why; null otherwise.
+    pub early: Option<crate::report::EarlyEnd>,
+}
+
+impl EndView {
+    /// The end of `r`.
+    pub fn of(r: &Report) -> Self {
+        let (kind, reason) = match &r.end {
+            End::Completed => ("completed", None),
+            End::Interrupted => ("interrupted", None),
+            End::PeerEnded => ("peer_ended", None),
+            End::Fault(why) => ("fault", Some(why.clone())),
+        };
+        Self {
+            kind,
+            reason,
+            measured_s: r.realtime_s,
+            planned_s: r.planned_s,
+            early: r.ended_early(),
+        }
+    }
+}
+
 impl<'a> SideReport<'a> {
     /// The structured form of `r`.
     pub fn new(r: &'a Report) -> Self {
@@ -176,7 +211,7 @@ impl<'a> SideReport<'a> {
             side: r.side,
             host: &r.host,
             os: &r.os,
-            end: &r.end,
+            end: EndView::of(r),
             params: &r.params,
             negotiated_cycle_s: r.negotiated_cycle_s,
             duration_s: r.realtime_s,

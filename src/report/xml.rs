@@ -181,8 +181,25 @@ pub fn linux(r: &Report) -> String {
         d.metric(1, "tcp_average_rtt", "us", rtt);
     }
     d.el(1, "os", escape(&r.os));
+    ended_early(&mut d, r);
     d.close(0, root(r));
     d.0
+}
+
+/// `<ended_early by=".." measured_s=".." planned_s="..">reason</ended_early>` when the
+/// measurement fell short of its plan; absent otherwise.
+fn ended_early(d: &mut Doc, r: &Report) {
+    if let Some(e) = r.ended_early() {
+        let planned = e
+            .planned_s
+            .map_or(String::new(), |p| format!(" planned_s=\"{p:.3}\""));
+        d.0.push_str(&format!(
+            "\t<ended_early by=\"{}\" measured_s=\"{:.3}\"{planned}>{}</ended_early>\n",
+            e.by,
+            e.measured_s,
+            escape(&e.reason)
+        ));
+    }
 }
 
 /// (total, per second) of `--show-dev-interrupts` if given, else of all interrupts.
@@ -436,6 +453,7 @@ pub fn windows(r: &Report, hide_per_thread: bool) -> String {
     d.el(1, "bufferCount", i64::MAX);
     d.el(1, "bufferLen", r.buffer_len);
     d.el(1, "io", 2);
+    ended_early(&mut d, r);
     d.close(0, root(r));
     d.0
 }
