@@ -25,6 +25,10 @@ fn main() -> ExitCode {
             return ExitCode::from(ntttcp::EXIT_USAGE);
         }
     };
+    if let Err(e) = terminal::check_outputs(&look) {
+        terminal::err(&format!("ntttcp: error: {e}"));
+        return ExitCode::from(ntttcp::EXIT_USAGE);
+    }
     let _pid_file = match daemon::detach_if(config.daemon, config.pid_file.as_deref()) {
         Ok(daemon::Background::Started(pid)) => {
             terminal::out(&format!("running in the background (pid {pid})\n"));
@@ -53,19 +57,25 @@ fn main() -> ExitCode {
     if let Err(e) = ntttcp::stop::install_signal_handlers(interrupt.clone()) {
         term.err(&format!("ntttcp: warning: no Ctrl+C handling: {e}"));
     }
-    match ntttcp::run(&config, &interrupt, &|n| term.note(n)) {
-        Ok(outcome) => ExitCode::from(ntttcp::exit_status(&outcome, look.min_throughput)),
+    let status = match ntttcp::run(&config, &interrupt, &|n| term.note(n)) {
+        Ok(outcome) => ntttcp::exit_status(&outcome, look.min_throughput),
         Err(e) if e.is::<Interrupted>() => {
             term.err(&format!("ntttcp: {e}"));
-            ExitCode::from(ntttcp::EXIT_INTERRUPTED)
+            ntttcp::EXIT_INTERRUPTED
         }
         Err(e) if e.is::<ntttcp::config::UsageError>() => {
             term.err(&format!("ntttcp: error: {e:#}"));
-            ExitCode::from(ntttcp::EXIT_USAGE)
+            ntttcp::EXIT_USAGE
         }
         Err(e) => {
             term.err(&format!("ntttcp: error: {e:#}"));
-            ExitCode::from(ntttcp::EXIT_FAILURE)
+            ntttcp::EXIT_FAILURE
         }
+    };
+    // An output that could not be written (each said on stderr as it happened) fails a
+    // run that otherwise went well.
+    if !term.failures().is_empty() && status != ntttcp::EXIT_USAGE {
+        return ExitCode::from(ntttcp::EXIT_FAILURE);
     }
+    ExitCode::from(status)
 }

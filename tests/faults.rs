@@ -253,3 +253,106 @@ fn a_hold_receiver_drops_a_hostile_start_and_serves_the_next_sender() {
     assert_eq!(parse_tables(&ro.stdout).len(), 2, "{}", ro.stdout);
     assert_eq!(ro.code(), Some(1), "the worst test decides: {ro:?}");
 }
+
+/// Every output path is checked before any socket: a bad one is exit 2 naming the flag
+/// and the path, and no connection is tried (no receiver runs here: a connection attempt
+/// would say "failed to connect").
+#[test]
+fn unwritable_output_paths_are_usage_errors_before_the_test() {
+    for (flag, path) in [
+        ("-x", "/nonexistent/dir/f.xml"),
+        ("-j", "/proc/version"),
+        ("--xml-windows", "/nonexistent/w.xml"),
+        ("--plot", "/nonexistent/p.svg"),
+        ("-O", "/nonexistent/x.log"),
+        ("-j", "/tmp"),
+    ] {
+        let o = run(
+            &format!("-s 127.0.0.1 -P 1 -n 1 -p 30901 -t 1 {flag} {path}"),
+            Duration::from_secs(20),
+        );
+        assert_eq!(o.code(), Some(2), "{flag} {path}: {o:?}");
+        assert!(
+            o.stderr.contains(&format!("the {flag} file {path}")),
+            "{flag} {path}: {}",
+            o.stderr
+        );
+        assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+        assert!(o.stdout.is_empty(), "nothing ran: {}", o.stdout);
+    }
+}
+
+/// A file that opens but cannot be written (/dev/full) fails the run with exit 1 after
+/// the test, naming the file; the other outputs are still written.
+#[test]
+fn a_write_that_fails_after_the_test_is_exit_1_and_the_rest_is_written() {
+    let dir = crate::util::Scratch::new("full");
+    for (i, flag) in ["-j", "--xml-windows", "-O"].iter().enumerate() {
+        let ok = dir.file(&format!("ok{i}.xml"));
+        let o = run(
+            &format!(
+                "--loopback -P 1 -p {} -t 1 {flag} /dev/full -x {}",
+                31001 + 10 * i,
+                ok.display()
+            ),
+            Duration::from_secs(30),
+        );
+        assert_eq!(o.code(), Some(1), "{flag}: {o:?}");
+        assert!(
+            o.stderr
+                .contains(&format!("cannot write the {flag} file /dev/full")),
+            "{flag}: {}",
+            o.stderr
+        );
+        assert!(
+            dir.read(&format!("ok{i}.xml")).contains("<throughput"),
+            "{flag}"
+        );
+        assert_eq!(parse_tables(&o.stdout).len(), 2, "{flag}: results printed");
+    }
+}
+
+/// stdout on a full device is a failure; a closed stdout or a reader that left early
+/// (`| head -1`) is not.
+#[test]
+fn stdout_failures_count_but_a_closed_pipe_is_quiet() {
+    let full = spawn_after("ntttcp", "exec >/dev/full", "--loopback -P 1 -p 31101 -t 1")
+        .wait(Duration::from_secs(30));
+    assert_eq!(full.code(), Some(1), "{full:?}");
+    assert!(
+        full.stderr.contains("cannot write standard output"),
+        "{}",
+        full.stderr
+    );
+    let closed = spawn_after("ntttcp", "exec >&-", "--loopback -P 1 -p 31111 -t 1")
+        .wait(Duration::from_secs(30));
+    assert_eq!(closed.code(), Some(0), "{closed:?}");
+    assert!(closed.stderr.is_empty(), "{}", closed.stderr);
+    // A reader that reads one line and leaves, as `| head -1` does.
+    let mut child = std::process::Command::new(crate::util::bin())
+        .args("--loopback -P 1 -p 31121 -t 1".split(' '))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut out, &mut first).unwrap();
+    drop(out);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("ntttcp | head -1 did not end");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(first.starts_with("ntttcp"), "{first}");
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+}

@@ -339,6 +339,15 @@ pub enum Parsed {
     Info(String),
 }
 
+/// A file the user asked for, with the flag as typed (for messages about it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputFile {
+    /// Absolute path.
+    pub path: std::path::PathBuf,
+    /// The flag as the user typed it (`-x`, `--xml`, `-xml`, ...).
+    pub flag: String,
+}
+
 /// Rendering and output choices that do not affect the measurement. Paths are absolute,
 /// so a daemon writes where the command was typed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -346,15 +355,15 @@ pub struct Presentation {
     /// Omit the per-thread table (`-hpt`).
     pub hide_per_thread: bool,
     /// ntttcp-for-linux XML file (`-x`).
-    pub xml: Option<std::path::PathBuf>,
+    pub xml: Option<OutputFile>,
     /// ntttcp-for-linux JSON file (`-j`).
-    pub json: Option<std::path::PathBuf>,
+    pub json: Option<OutputFile>,
     /// Console copy (`-O`).
-    pub log: Option<std::path::PathBuf>,
+    pub log: Option<OutputFile>,
     /// Windows NTttcp XML file, appended (`-xml`).
-    pub xml_windows: Option<std::path::PathBuf>,
+    pub xml_windows: Option<OutputFile>,
     /// SVG chart of the intervals (`--plot`).
-    pub plot: Option<std::path::PathBuf>,
+    pub plot: Option<OutputFile>,
     /// Exit 3 below this many bits per second.
     pub min_throughput: Option<f64>,
     /// How results are shown on stdout.
@@ -391,22 +400,25 @@ pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
         }
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| UsageError(one_line(&e.to_string())))?;
-    let absolute = |p: &Option<std::path::PathBuf>, flag: &str| {
+    let file = |p: &Option<std::path::PathBuf>, long: &str| {
+        let flag = typed_flag(long, &normalized);
         p.as_ref()
-            .map(|p| {
-                std::path::absolute(p).map_err(|e| {
-                    UsageError(format!("invalid value '{}' for '{flag}': {e}", p.display()))
-                })
+            .map(|p| match std::path::absolute(p) {
+                Ok(path) => Ok(OutputFile { path, flag }),
+                Err(e) => Err(UsageError(format!(
+                    "invalid value '{}' for '{flag}': {e}",
+                    p.display()
+                ))),
             })
             .transpose()
     };
     let presentation = Presentation {
         hide_per_thread: cli.hide_per_thread,
-        xml: absolute(&cli.xml, "-x")?,
-        json: absolute(&cli.json, "-j")?,
-        log: absolute(&cli.log, "-O")?,
-        xml_windows: absolute(&cli.xml_windows, "-xml")?,
-        plot: absolute(&cli.plot, "--plot")?,
+        xml: file(&cli.xml, "xml")?,
+        json: file(&cli.json, "json")?,
+        log: file(&cli.log, "log")?,
+        xml_windows: file(&cli.xml_windows, "xml-windows")?,
+        plot: file(&cli.plot, "plot")?,
         min_throughput: cli.min_throughput.map(|r| r.0),
         format: cli.format.unwrap_or_default(),
         interval: cli.interval,

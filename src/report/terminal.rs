@@ -11,15 +11,68 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::Note;
 use crate::Presentation;
+use crate::cli::OutputFile;
 use crate::config::{Config, Role};
 use crate::report::{Format, Report, Side, console, json, linux, plot, schema, xml};
 use crate::timeline::{IntervalSample, Progress};
 
 /// Writes `text` to stdout and flushes.
 pub fn out(text: &str) {
+    let _ = try_out(text);
+}
+
+/// Writes `text` to stdout and flushes; a closed stdout or a reader that went away
+/// (`| head -1`) is not an error: the output is simply not wanted any more.
+fn try_out(text: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+    let r = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EBADF) => Ok(()),
+        other => other,
+    }
+}
+
+/// Proves, before the test, that every output file can be written: an existing file is
+/// opened for writing (not truncated), a new one is created and removed again. The error
+/// names the flag as typed and the path.
+pub fn check_outputs(look: &Presentation) -> Result<(), String> {
+    let files = [
+        &look.xml,
+        &look.json,
+        &look.log,
+        &look.xml_windows,
+        &look.plot,
+    ];
+    for f in files.into_iter().flatten() {
+        probe(&f.path)
+            .map_err(|e| format!("cannot write the {} file {}: {e}", f.flag, f.path.display()))?;
+    }
+    Ok(())
+}
+
+fn probe(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    if path.exists() {
+        // No write bit for anyone (/proc/version): read-only, even where root could open it.
+        if std::fs::metadata(path)?.permissions().readonly() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "it is read-only",
+            ));
+        }
+        OpenOptions::new().write(true).open(path).map(drop)
+    } else {
+        OpenOptions::new().write(true).create_new(true).open(path)?;
+        std::fs::remove_file(path)
+    }
 }
 
 /// Writes one line to stderr.
@@ -41,6 +94,9 @@ pub struct Terminal {
     /// `--plot`: each side's interval samples so far.
     samples: Mutex<Vec<(Side, IntervalSample)>>,
     log: Option<Mutex<File>>,
+    /// Outputs that could not be written (each said once on stderr): the exit status
+    /// then says the run failed.
+    failures: Mutex<Vec<String>>,
 }
 
 impl Terminal {
@@ -56,8 +112,11 @@ impl Terminal {
             .or(samples.then_some(std::time::Duration::from_secs(1)));
         let (role, verbose) = (cfg.role, cfg.verbose);
         let log = match &look.log {
-            Some(p) => Some(Mutex::new(File::create(p).map_err(|e| {
-                std::io::Error::new(e.kind(), format!("create log {}: {e}", p.display()))
+            Some(f) => Some(Mutex::new(File::create(&f.path).map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("cannot write the {} file {}: {e}", f.flag, f.path.display()),
+                )
             })?)),
             None => None,
         };
@@ -70,20 +129,47 @@ impl Terminal {
             pending: Mutex::new(Vec::new()),
             samples: Mutex::new(Vec::new()),
             log,
+            failures: Mutex::new(Vec::new()),
         })
     }
 
+    /// What could not be written, one line each (empty when every output was written).
+    pub fn failures(&self) -> Vec<String> {
+        self.failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Records that `what` could not be written, saying so once per destination.
+    fn failed(&self, what: &str, e: &std::io::Error) {
+        let mut f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if f.iter().any(|l| l.starts_with(what)) {
+            return;
+        }
+        let line = format!("{what}: {e}");
+        f.push(line.clone());
+        drop(f);
+        err(&format!("ntttcp: error: cannot write {line}"));
+    }
+
     fn copy(&self, text: &str) {
-        if let Some(f) = &self.log {
+        if let (Some(f), Some(file)) = (&self.log, &self.look.log) {
             let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
-            let _ = f.write_all(text.as_bytes());
+            if let Err(e) = f.write_all(text.as_bytes()) {
+                drop(f);
+                let what = format!("the {} file {}", file.flag, file.path.display());
+                self.failed(&what, &e);
+            }
         }
     }
 
     /// stdout, and the log.
     pub fn out(&self, text: &str) {
         self.clear_status();
-        out(text);
+        if let Err(e) = try_out(text) {
+            self.failed("standard output", &e);
+        }
         self.copy(text);
     }
 
@@ -231,7 +317,7 @@ impl Terminal {
 
     fn files(&self, r: &Report) {
         let look = &self.look;
-        if let Some(path) = &look.plot {
+        if let Some(f) = &look.plot {
             let mine: Vec<IntervalSample> = {
                 let mut all = self.samples.lock().unwrap_or_else(|p| p.into_inner());
                 let (mine, rest) = all.drain(..).partition(|(s, _)| *s == r.side);
@@ -244,12 +330,7 @@ impl Terminal {
                 "receiver"
             };
             let title = format!("ntttcp {side} on {}: throughput per interval", r.host);
-            if let Err(e) = write_file(path, &plot::svg(&title, &mine), false) {
-                self.err(&format!(
-                    "ntttcp: error: cannot write {}: {e}",
-                    path.display()
-                ));
-            }
+            self.write(f, &plot::svg(&title, &mine), false);
         }
         // (file, append, contents): NTttcp appends its XML, the Linux files are replaced.
         let writes = [
@@ -257,17 +338,22 @@ impl Terminal {
             (&look.json, false, Render::LinuxJson),
             (&look.xml_windows, true, Render::WindowsXml),
         ];
-        for (path, append, render) in writes {
-            if let Some(p) = path {
+        for (file, append, render) in writes {
+            if let Some(f) = file {
                 let text = match render {
                     Render::LinuxXml => xml::linux(r),
                     Render::LinuxJson => json::linux(r),
                     Render::WindowsXml => xml::windows(r, look.hide_per_thread),
                 };
-                if let Err(e) = write_file(p, &text, append) {
-                    self.err(&format!("ntttcp: error: cannot write {}: {e}", p.display()));
-                }
+                self.write(f, &text, append);
             }
+        }
+    }
+
+    /// Writes one result file; a failure is recorded and the other files still written.
+    fn write(&self, f: &OutputFile, text: &str, append: bool) {
+        if let Err(e) = write_file(&f.path, text, append) {
+            self.failed(&format!("the {} file {}", f.flag, f.path.display()), &e);
         }
     }
 }
