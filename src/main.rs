@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     );
     let args: Vec<_> = std::env::args_os().collect();
     let (mut config, look) = match cli::parse(&args, &affinity::allowed_cpus()) {
-        Ok(Parsed::Run(c, p)) => (c, p),
+        Ok(Parsed::Run(c, p)) => (c, *p),
         Ok(Parsed::Info(text)) => {
             terminal::out(&format!("{banner}{text}"));
             return ExitCode::SUCCESS;

@@ -334,7 +334,7 @@ fn parse_io_mode(s: &str) -> Result<IoMode, String> {
 #[derive(Debug)]
 pub enum Parsed {
     /// Run a test.
-    Run(Box<Config>, Presentation),
+    Run(Box<Config>, Box<Presentation>),
     /// Print this text to stdout and exit 0.
     Info(String),
 }
@@ -425,7 +425,7 @@ pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
         quiet: cli.quiet,
     };
     let config = to_config(cli, &matches, &normalized, cpus)?;
-    Ok(Parsed::Run(Box::new(config), presentation))
+    Ok(Parsed::Run(Box::new(config), Box::new(presentation)))
 }
 
 /// clap's first line ("error: ...") without the usage and tip lines that follow it.
