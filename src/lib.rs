@@ -43,6 +43,9 @@ use timeline::End;
 /// Something the run wants the user to know while it goes (the caller prints it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Note {
+    /// Set up and serving: a receiver's ports are bound, a sender is about to connect
+    /// (a `-D` daemon tells its foreground process).
+    Ready,
     /// Traffic is flowing: "Network activity progressing...".
     Started,
     /// Worth knowing even without -V (on stderr).

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use ntttcp::cli::{self, Parsed};
 use ntttcp::report::{settings, terminal};
 use ntttcp::sys::{affinity, daemon};
-use ntttcp::{Interrupted, stop::Flag};
+use ntttcp::{Interrupted, Note, stop::Flag};
 
 fn main() -> ExitCode {
     let banner = format!(
@@ -34,9 +34,15 @@ fn main() -> ExitCode {
             terminal::out(&format!("running in the background (pid {pid})\n"));
             return ExitCode::SUCCESS;
         }
+        Err(e) if !daemon::in_background() => {
+            terminal::err(&format!(
+                "ntttcp: error: the background process failed: {e}"
+            ));
+            return ExitCode::from(ntttcp::EXIT_FAILURE);
+        }
         Ok(daemon::Background::Running(pid_file)) => pid_file,
         Err(e) => {
-            terminal::err(&format!("ntttcp: error: cannot run in the background: {e}"));
+            terminal::err(&format!("ntttcp: error: {e}"));
             return ExitCode::from(ntttcp::EXIT_FAILURE);
         }
     };
@@ -57,7 +63,11 @@ fn main() -> ExitCode {
     if let Err(e) = ntttcp::stop::install_signal_handlers(interrupt.clone()) {
         term.err(&format!("ntttcp: warning: no Ctrl+C handling: {e}"));
     }
-    let status = match ntttcp::run(&config, &interrupt, &|n| term.note(n)) {
+    let notes = |n: Note| match n {
+        Note::Ready => daemon::announce_ready(),
+        n => term.note(n),
+    };
+    let status = match ntttcp::run(&config, &interrupt, &notes) {
         Ok(outcome) => ntttcp::exit_status(&outcome, look.min_throughput),
         Err(e) if e.is::<Interrupted>() => {
             term.err(&format!("ntttcp: {e}"));

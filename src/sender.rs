@@ -46,6 +46,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         .context("the send buffer (-b)")?,
     );
     check_descriptors(cfg, hosts)?;
+    notes(Note::Ready);
     if cfg.port_handout {
         // Windows -sp: each thread asks the base port for its data port.
         let deadline = Instant::now() + cfg.timeout;

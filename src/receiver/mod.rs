@@ -34,6 +34,7 @@ use sessions::{Policy, SharedState, StartRequest};
 /// also handed to `notes` as soon as it is measured.
 pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
     let ports = bind(cfg, notes)?;
+    notes(Note::Ready);
     serve(cfg, ports, interrupt, notes).await
 }
 

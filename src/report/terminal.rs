@@ -195,6 +195,7 @@ impl Terminal {
     pub fn note(&self, n: Note) {
         let format = self.look.format;
         match n {
+            Note::Ready => {}
             Note::Started => match format {
                 Format::Windows => self.out("Network activity progressing...\n"),
                 Format::Linux => self.out(&linux::info("Network activity progressing...")),

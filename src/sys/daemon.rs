@@ -1,35 +1,46 @@
-//! `-D`: run in the background. The process re-starts itself detached (new process
-//! group, standard streams on /dev/null, same working directory) instead of forking a
-//! process that may already have threads; the parent reports the child's PID and exits.
+//! `-D`: run in the background. The process re-starts itself detached (its own session,
+//! standard streams on /dev/null, same working directory) instead of forking a process
+//! that may already have threads. The foreground process returns only once the daemon
+//! says it is ready (its ports are bound) or has failed, and then with the daemon's own
+//! error.
 //!
 //! Unlike ntttcp-for-linux the daemon does not change to `/`, so relative paths given on
 //! the command line (`--pid-file`, and output files) mean what they meant when typed.
 
-use std::io;
+use std::fs::File;
+use std::io::{self, BufRead, Read, Seek, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// Marks the re-started (background) process.
 const CHILD_MARK: &str = "NTTTCP_DAEMON_CHILD";
 
+/// The line the daemon writes on its stderr pipe once it is ready.
+const READY: &str = "ntttcp-daemon-ready";
+
+/// How long the foreground process waits for the daemon to report.
+const REPORT_WITHIN: Duration = Duration::from_secs(30);
+
 /// What `detach_if` did.
 #[derive(Debug)]
 pub enum Background {
-    /// We are the foreground process and started the background one (its PID): exit.
+    /// We are the foreground process and the daemon (its PID) reported ready: exit 0.
     Started(u32),
     /// Carry on here (in the background with -D, or in the foreground without it).
     Running(Option<PidFile>),
 }
 
-/// With `daemon`, in the foreground: start the background copy. In the background copy:
-/// write the PID file, if any.
+/// With `daemon`, in the foreground: start the background copy and wait for its word.
+/// In the background copy: take the PID file, if any.
 pub fn detach_if(daemon: bool, pid_file: Option<&Path>) -> io::Result<Background> {
     if !daemon {
         return Ok(Background::Running(None));
     }
-    if std::env::var_os(CHILD_MARK).is_none() {
-        return spawn_background().map(Background::Started);
+    if !in_background() {
+        return start_background().map(Background::Started);
     }
     pid_file
         .map(PidFile::create)
@@ -37,37 +48,147 @@ pub fn detach_if(daemon: bool, pid_file: Option<&Path>) -> io::Result<Background
         .map(Background::Running)
 }
 
-/// Starts this program again in the background with the same arguments; returns the
-/// background process's PID. Only the foreground process calls this.
-fn spawn_background() -> io::Result<u32> {
+/// Whether this process is the background copy of a `-D` run.
+pub fn in_background() -> bool {
+    std::env::var_os(CHILD_MARK).is_some()
+}
+
+/// The daemon is ready (its ports are bound): tells the foreground process, then points
+/// stderr at /dev/null like the other standard streams. Does nothing outside a daemon.
+pub fn announce_ready() {
+    if !in_background() {
+        return;
+    }
+    let _ = writeln!(io::stderr(), "{READY}");
+    if let Ok(null) = File::options().write(true).open("/dev/null") {
+        redirect_stderr(&null);
+    }
+}
+
+#[allow(unsafe_code)]
+fn redirect_stderr(to: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: dup2 on two descriptors this process owns; fd 2 is replaced atomically.
+    unsafe {
+        libc::dup2(to.as_raw_fd(), libc::STDERR_FILENO);
+    }
+}
+
+/// Starts this program again in the background with the same arguments and waits for it
+/// to report; returns its PID once it is ready, or its error.
+fn start_background() -> io::Result<u32> {
     let exe = std::env::current_exe()?;
-    let child = Command::new(exe)
-        .args(std::env::args_os().skip(1))
+    let mut cmd = Command::new(exe);
+    cmd.args(std::env::args_os().skip(1))
         .env(CHILD_MARK, "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        // Its own process group: Ctrl+C at the terminal is not delivered to it.
-        .process_group(0)
-        .spawn()?;
-    Ok(child.id())
+        .stderr(Stdio::piped());
+    leave_session(&mut cmd);
+    let mut child = cmd.spawn()?;
+    let pid = child.id();
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut said = Vec::new();
+        for line in io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if line == READY {
+                let _ = tx.send(Ok(()));
+                return;
+            }
+            said.push(line);
+        }
+        let _ = tx.send(Err(said));
+    });
+    match rx.recv_timeout(REPORT_WITHIN) {
+        Ok(Ok(())) => Ok(pid),
+        Ok(Err(said)) => {
+            let _ = child.wait();
+            let said: Vec<&str> = said
+                .iter()
+                .map(|l| l.trim_start_matches("ntttcp: error: "))
+                .filter(|l| !l.is_empty())
+                .collect();
+            Err(io::Error::other(if said.is_empty() {
+                "the background process ended without a word".to_string()
+            } else {
+                said.join("; ")
+            }))
+        }
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(io::Error::other(format!(
+                "the background process did not report within {REPORT_WITHIN:?}"
+            )))
+        }
+    }
 }
 
-/// The background process's PID file; removed again when dropped.
+/// The daemon starts a session of its own: no terminal, no signals from the caller's
+/// process group (Ctrl+C, a closing terminal).
+#[allow(unsafe_code)]
+fn leave_session(cmd: &mut Command) {
+    // SAFETY: setsid() is async-signal-safe and touches no memory of the parent; it runs
+    // in the forked child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The daemon's PID file, locked (flock) for as long as the daemon lives and removed by
+/// it alone when dropped.
 #[derive(Debug)]
-pub struct PidFile(PathBuf);
+pub struct PidFile {
+    path: PathBuf,
+    _file: File,
+}
 
 impl PidFile {
-    /// Writes our PID to `path`.
+    /// Locks `path` and writes our PID into it; fails, naming the holder, when another
+    /// live daemon has it.
     pub fn create(path: &Path) -> io::Result<Self> {
-        std::fs::write(path, format!("{}\n", std::process::id()))
-            .map_err(|e| io::Error::new(e.kind(), format!("write {}: {e}", path.display())))?;
-        Ok(Self(path.to_path_buf()))
+        let named =
+            |e: io::Error| io::Error::new(e.kind(), format!("pid file {}: {e}", path.display()));
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(named)?;
+        if file.try_lock().is_err() {
+            let mut held = String::new();
+            let _ = file.read_to_string(&mut held);
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!(
+                    "pid file {} is held by a running ntttcp daemon (pid {})",
+                    path.display(),
+                    held.trim()
+                ),
+            ));
+        }
+        file.set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| writeln!(file, "{}", std::process::id()))
+            .map_err(named)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            _file: file,
+        })
     }
 }
 
 impl Drop for PidFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        // Still locked by us: no other daemon can have taken it over.
+        let _ = std::fs::remove_file(&self.path);
     }
 }
