@@ -484,3 +484,84 @@ fn the_daemon_tells_the_truth_and_guards_its_pid_file() {
     reap.0 = None;
     assert!(!pid_file.exists(), "the daemon removed its pid file");
 }
+
+/// One hostile sync session: connects, queries, proposes, then only queries.
+struct Idler(Option<std::net::TcpStream>);
+
+impl Idler {
+    /// One round: (re)connect and handshake if needed, else one more query. A session
+    /// the receiver closed is opened again next round.
+    fn round(&mut self, sync_port: u16) {
+        let io = |s: &mut Option<std::net::TcpStream>| -> std::io::Result<()> {
+            use std::io::{Read, Write};
+            let mut b = [0u8; 4];
+            if s.is_none() {
+                let c = std::net::TcpStream::connect(("127.0.0.1", sync_port))?;
+                c.set_read_timeout(Some(Duration::from_secs(2)))?;
+                c.set_write_timeout(Some(Duration::from_secs(2)))?;
+                let mut c = Some(c);
+                let t = c.as_mut().unwrap();
+                t.write_all(&u32::from(b'X').to_be_bytes())?;
+                t.read_exact(&mut b)?;
+                t.write_all(&5u32.to_be_bytes())?;
+                t.read_exact(&mut b)?;
+                *s = c;
+                return Ok(());
+            }
+            let t = s.as_mut().unwrap();
+            t.write_all(&u32::from(b'X').to_be_bytes())?;
+            t.read_exact(&mut b)
+        };
+        if io(&mut self.0).is_err() {
+            self.0 = None;
+        }
+    }
+}
+
+/// 300 sessions that query once a second (reconnecting whenever they are closed) never
+/// starve the sync port: a real sender 25 s in is served and completes.
+#[test]
+fn idle_sync_sessions_cannot_starve_a_real_sender() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 31501 -t 2");
+    wait_listening(31500, Duration::from_secs(20));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let begin = std::time::Instant::now();
+    let attackers: Vec<_> = (0..6)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut idlers: Vec<Idler> = (0..50).map(|_| Idler(None)).collect();
+                let mut next = std::time::Instant::now();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                    && begin.elapsed() < Duration::from_secs(40)
+                {
+                    for i in &mut idlers {
+                        i.round(31500);
+                    }
+                    next += Duration::from_secs(1);
+                    std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
+                }
+            })
+        })
+        .collect();
+    while begin.elapsed() < Duration::from_secs(25) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let s = run(
+        "-s 127.0.0.1 -P 1 -n 1 -p 31501 -t 2",
+        Duration::from_secs(40),
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for a in attackers {
+        a.join().unwrap();
+    }
+    let ro = r.wait(Duration::from_secs(30));
+    eprintln!(
+        "FAULT 300 idle sync sessions: real sender exit {:?} in {:.1?}",
+        s.code(),
+        s.elapsed
+    );
+    assert_eq!(s.code(), Some(0), "{s:?}");
+    assert_eq!(ro.code(), Some(0), "{ro:?}");
+    assert!(parse_tables(&ro.stdout)[0].meg > 1.0);
+}

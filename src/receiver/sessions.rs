@@ -2,15 +2,20 @@
 //! runs, runs each sender's handshake in its own task (decoded by phase, every read
 //! bounded by the deadline), and hands senders that ask to start to the controller.
 //!
-//! Bounded against bad peers: at most `MAX_SESSIONS` handshakes at once (more are closed
-//! on accept), 4 bytes of buffer each, and a deadline on every read.
+//! Bounded against bad peers: at most `MAX_SESSIONS` handshakes at once, 4 bytes of
+//! buffer each, a deadline on every read and one on the whole handshake (counted from the
+//! connect, whatever the peer sends meanwhile). When every slot is taken, the session
+//! that has made no progress for longest (a re-query is not progress) is closed to make
+//! room, so a real sender always gets in.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
 
 use crate::control::Connection;
 use crate::control::message::{self, Reply, Request, RequestPhase, State};
@@ -42,6 +47,14 @@ pub struct Policy {
     pub deadline: Duration,
 }
 
+impl Policy {
+    /// The whole handshake, from connect to the start request: the query and the
+    /// proposal, then the sender's data connections (bounded by its own connect deadline).
+    pub fn session_limit(&self) -> Duration {
+        3 * self.deadline
+    }
+}
+
 /// The receiver's state as the sessions report it.
 pub type SharedState = Arc<Mutex<State>>;
 
@@ -55,30 +68,88 @@ pub fn set(state: &SharedState, s: State) {
     *state.lock().unwrap_or_else(|p| p.into_inner()) = s;
 }
 
-/// Accepts sync connections forever; each gets its own handshake task.
+/// One handshake in progress, as the accept loop sees it.
+struct Slot {
+    task: AbortHandle,
+    /// When the session last made progress, ms since the server started; `HANDED_OVER`
+    /// once it is handing its connection to the controller (never evicted then).
+    progress: Arc<AtomicU64>,
+}
+
+/// A session's progress stamp once it starts a test.
+const HANDED_OVER: u64 = u64::MAX;
+
+/// Where a session records its progress.
+#[derive(Clone)]
+struct Progress {
+    epoch: Instant,
+    stamp: Arc<AtomicU64>,
+}
+
+impl Progress {
+    fn now(&self) {
+        let ms = self.epoch.elapsed().as_millis() as u64;
+        self.stamp.store(ms, Ordering::Relaxed);
+    }
+
+    fn handed_over(&self) {
+        self.stamp.store(HANDED_OVER, Ordering::Relaxed);
+    }
+}
+
+/// Accepts sync connections forever; each gets its own handshake task, bounded by
+/// `Policy::session_limit` from its connect.
 pub async fn serve(
     listener: TcpListener,
     state: SharedState,
     start: mpsc::Sender<StartRequest>,
     policy: Policy,
 ) {
-    let slots = Arc::new(Semaphore::new(MAX_SESSIONS));
+    let epoch = Instant::now();
+    let mut slots: Vec<Slot> = Vec::new();
     loop {
         match listener.accept().await {
             Ok((s, _)) => {
-                // Over the limit: close at once rather than queue unbounded work.
-                let Ok(permit) = slots.clone().try_acquire_owned() else {
-                    continue;
+                slots.retain(|s| !s.task.is_finished());
+                if slots.len() >= MAX_SESSIONS {
+                    evict(&mut slots);
+                }
+                let progress = Progress {
+                    epoch,
+                    stamp: Arc::default(),
                 };
+                progress.now();
                 let conn = Connection::new(s, policy.deadline);
                 let (state, start, policy) = (state.clone(), start.clone(), policy.clone());
-                tokio::spawn(async move {
-                    let _permit = permit;
-                    let _ = session(conn, state, start, policy).await;
+                let stamp = progress.stamp.clone();
+                let task = tokio::spawn(async move {
+                    let limit = policy.session_limit();
+                    let _ =
+                        tokio::time::timeout(limit, session(conn, state, start, policy, progress))
+                            .await;
+                });
+                slots.push(Slot {
+                    task: task.abort_handle(),
+                    progress: stamp,
                 });
             }
             // Out of descriptors and the like: keep serving, without spinning.
             Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+/// Closes the session that has gone longest without progress.
+fn evict(slots: &mut Vec<Slot>) {
+    let oldest = slots
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, s)| s.progress.load(Ordering::Relaxed))
+        .map(|(i, _)| i);
+    if let Some(i) = oldest {
+        let victim = slots.swap_remove(i);
+        if victim.progress.load(Ordering::Relaxed) != HANDED_OVER {
+            victim.task.abort();
         }
     }
 }
@@ -89,9 +160,11 @@ async fn session(
     state: SharedState,
     start: mpsc::Sender<StartRequest>,
     policy: Policy,
+    progress: Progress,
 ) -> Result<()> {
     Request::decode(RequestPhase::Query, conn.recv().await?)?;
     conn.send(Reply::State(current(&state)).value()).await?;
+    progress.now();
     let Request::Propose(p) = Request::decode(RequestPhase::Proposal, conn.recv().await?)? else {
         unreachable!("decode in the Proposal phase only yields Propose");
     };
@@ -102,11 +175,13 @@ async fn session(
         message::negotiate(p, policy.duration)
     };
     conn.send(Reply::Negotiated(n).value()).await?;
+    progress.now();
     loop {
         // Between the proposal and 'R' the sender opens its data connections, which its
         // own connect deadline bounds; give it that deadline twice over.
         let v = conn.recv_within(2 * policy.deadline).await?;
         let last = match Request::decode(RequestPhase::Start, v)? {
+            // Answered, but not progress: a session that only queries is idle.
             Request::Query => {
                 conn.send(Reply::State(current(&state)).value()).await?;
                 continue;
@@ -117,6 +192,9 @@ async fn session(
                 return conn.send(Reply::State(current(&state)).value()).await;
             }
         };
+        // From here to the hand-over nothing awaits, so neither eviction nor the session
+        // deadline can cut in between the claim and the controller getting the request.
+        progress.handed_over();
         // Outside -M mode the first sender claims the receiver here, under the lock, so
         // two senders asking at once cannot both be queued for a start.
         let previous = {
@@ -127,22 +205,28 @@ async fn session(
             }
             previous
         };
-        if previous == State::Running || (last && !policy.multi_client) {
-            // Busy, or -L against a receiver without -M: a clear reject, never a stale
-            // value (ntttcp-for-linux replies its previous answer and then waits forever).
+        let busy = previous == State::Running || (last && !policy.multi_client);
+        let request = StartRequest {
+            conn,
+            last,
+            negotiated: n,
+            previous,
+        };
+        let refused = if busy {
+            Some(request)
+        } else {
+            start.try_send(request).err().map(|e| e.into_inner())
+        };
+        if let Some(mut r) = refused {
+            // Busy, -L against a receiver without -M, or too many start requests queued:
+            // a clear reject, never a stale value (ntttcp-for-linux replies its previous
+            // answer and then waits forever).
             if previous != State::Running {
                 set(&state, previous);
             }
-            return conn.send(Reply::Reject.value()).await;
+            r.conn.send(Reply::Reject.value()).await?;
+            bail!("start refused");
         }
-        let _ = start
-            .send(StartRequest {
-                conn,
-                last,
-                negotiated: n,
-                previous,
-            })
-            .await;
         return Ok(());
     }
 }
