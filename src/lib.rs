@@ -13,6 +13,7 @@
 //! * `stats` — NTttcp's formulas; `report` — the result model and its renderers.
 //! * `sys` — /proc counters, CPU pinning, address checks.
 
+pub mod admission;
 pub mod cli;
 pub mod config;
 pub mod control;

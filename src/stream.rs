@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
 use tokio::io::{AsyncWriteExt, Interest};
 
+use crate::admission::{Admission, WorkerGate};
 use crate::config::{IoMode, SockOpts};
 use crate::pace::Pacers;
 use crate::stop::Flag;
@@ -83,6 +84,8 @@ pub struct Worker {
     pub peers: Mutex<Vec<SocketAddr>>,
     /// UDP receiver: loss, duplicate, reorder and jitter accounting.
     pub udp: crate::udp::Counters,
+    /// Receiver: the last settle request this worker has answered (`Admission`).
+    pub settled: AtomicU64,
     failure: Mutex<Option<String>>,
 }
 
@@ -650,13 +653,15 @@ pub struct RecvPlan {
     pub skip_copy: bool,
 }
 
-/// Body of a receiver worker thread: accept on `listener` and drain every connection
-/// until `stop`, counting each connection in `flows` when its first bytes arrive.
+/// Body of a receiver worker thread: accept on `listener` and drain every connection the
+/// gate admits until `stop`, counting each connection in `flows` when its first bytes
+/// arrive; connections the gate refuses are reset at once.
 pub fn recv_worker(
     listener: TcpListener,
     buf: RecvBuffer,
     plan: RecvPlan,
     me: Arc<Worker>,
+    gate: WorkerGate,
     flows: Flows,
     stop: Flag,
 ) {
@@ -667,23 +672,30 @@ pub fn recv_worker(
         Ok(rt) => rt,
         Err(e) => return me.fail(format!("start receiver worker: {e}")),
     };
+    let WorkerGate { gate, mut settle } = gate;
+    let port = Port {
+        plan,
+        me: me.clone(),
+        gate,
+        flows,
+    };
     rt.block_on(async {
         let accept = async {
             listener.set_nonblocking(true)?;
             let listener = tokio::net::TcpListener::from_std(listener)?;
             loop {
-                match listener.accept().await {
-                    Ok((s, peer)) => {
-                        if plan.no_delay {
-                            let _ = s.set_nodelay(true);
-                        }
-                        me.open.fetch_add(1, Ordering::Release);
-                        me.arrived(peer);
-                        tokio::spawn(drain(s, plan, me.clone(), flows.clone()));
+                tokio::select! {
+                    r = listener.accept() => match r {
+                        Ok((s, peer)) => port.take(s, peer),
+                        // Out of descriptors or a connection reset before accept: keep
+                        // serving the others, pausing so a persistent error does not spin.
+                        Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                    },
+                    Ok(()) = settle.changed() => {
+                        let epoch = *settle.borrow_and_update();
+                        port.take_queued(&listener).await;
+                        me.settled.store(epoch, Ordering::Release);
                     }
-                    // Out of descriptors or a connection reset before accept: keep
-                    // serving the others, pausing so a persistent error does not spin.
-                    Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
                 }
             }
             #[allow(unreachable_code)]
@@ -695,6 +707,44 @@ pub fn recv_worker(
         }
     });
     // Dropping the runtime cancels the drain tasks and closes their sockets.
+}
+
+/// One receiver port's worker: what it needs to take a connection.
+struct Port {
+    plan: RecvPlan,
+    me: Arc<Worker>,
+    gate: Arc<Admission>,
+    flows: Flows,
+}
+
+impl Port {
+    /// Keeps and drains a new connection if the gate admits it, else resets it.
+    fn take(&self, s: tokio::net::TcpStream, peer: SocketAddr) {
+        if !self.gate.admit() {
+            // RST rather than FIN: nothing lingers in TIME_WAIT on our side.
+            let _ = SockRef::from(&s).set_linger(Some(Duration::ZERO));
+            return;
+        }
+        if self.plan.no_delay {
+            let _ = s.set_nodelay(true);
+        }
+        self.me.open.fetch_add(1, Ordering::Release);
+        self.me.arrived(peer);
+        let (me, gate, flows) = (self.me.clone(), self.gate.clone(), self.flows.clone());
+        tokio::spawn(drain(s, self.plan, me, gate, flows));
+    }
+
+    /// Takes every connection already queued on the listener (a settle request).
+    async fn take_queued(&self, listener: &tokio::net::TcpListener) {
+        use std::task::Poll;
+        loop {
+            let next = std::future::poll_fn(|cx| Poll::Ready(listener.poll_accept(cx))).await;
+            match next {
+                Poll::Ready(Ok((s, peer))) => self.take(s, peer),
+                Poll::Ready(Err(_)) | Poll::Pending => return,
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -726,7 +776,13 @@ impl RecvBuffer {
 
 /// Reads one connection until it closes, into this thread's shared buffer (or, with
 /// MSG_TRUNC, into nothing at all).
-async fn drain(s: tokio::net::TcpStream, plan: RecvPlan, me: Arc<Worker>, flows: Flows) {
+async fn drain(
+    s: tokio::net::TcpStream,
+    plan: RecvPlan,
+    me: Arc<Worker>,
+    gate: Arc<Admission>,
+    flows: Flows,
+) {
     let mut flowing = false;
     let flags = if plan.skip_copy { libc::MSG_TRUNC } else { 0 };
     let sock = SockRef::from(&s);
@@ -751,4 +807,5 @@ async fn drain(s: tokio::net::TcpStream, plan: RecvPlan, me: Arc<Worker>, flows:
         }
     }
     me.open.fetch_sub(1, Ordering::Release);
+    gate.closed();
 }

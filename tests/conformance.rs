@@ -204,7 +204,8 @@ fn second_stock_sender_sees_running_state() {
     stop.store(true, Ordering::Relaxed);
     b.join().unwrap();
     drop(a);
-    assert_eq!(r.wait(IO).code(), Some(0));
+    let ro = r.wait(IO);
+    assert_eq!(ro.code(), Some(0), "{ro:?}");
 }
 
 /// Plays a stock receiver on `port` (sync `port - 1`) for a sender proposing `cycle`.

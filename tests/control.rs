@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use crate::util::{assert_close, parse_tables, run, spawn};
+use crate::util::{assert_close, parse_tables, rss_kib, run, spawn};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -270,16 +270,6 @@ fn thousand_silent_connections_on_data_ports_do_no_harm() {
     let ro = r.wait(LIMIT);
     assert_eq!(ro.code(), Some(0), "{ro:?}");
     assert!(parse_tables(&ro.stdout)[0].meg > 1.0);
-}
-
-/// Resident memory of a process in KiB (/proc/PID/status VmRSS).
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .expect("VmRSS of the receiver")
 }
 
 #[test]

@@ -565,3 +565,106 @@ fn idle_sync_sessions_cannot_starve_a_real_sender() {
     assert_eq!(ro.code(), Some(0), "{ro:?}");
     assert!(parse_tables(&ro.stdout)[0].meg > 1.0);
 }
+
+/// Opens `n` connections to the receiver's data ports (alternating) and holds them.
+fn connect_many(first_port: u16, n: usize) -> Vec<std::net::TcpStream> {
+    (0..n)
+        .filter_map(|i| {
+            std::net::TcpStream::connect(("127.0.0.1", first_port + (i % 2) as u16)).ok()
+        })
+        .collect()
+}
+
+/// 20,000 idle connects (held 5,000 at a time) outside a test, and 2,000 during one: each
+/// is closed at once, the receiver stays small, serves the real sender, counts exactly
+/// its connections, and gives its memory back.
+#[test]
+fn a_flood_of_idle_data_connections_is_closed_at_once() {
+    let _quiet = crate::util::exclusive();
+    crate::util::raise_own_nofile(6_000);
+    let r = spawn(
+        "receiver",
+        "-r 127.0.0.1 -P 2 -p 31601 -t 3 -H --format jsonl",
+    );
+    wait_listening(31600, Duration::from_secs(20));
+    wait_listening(31602, Duration::from_secs(20));
+    let base = crate::util::rss_kib(r.pid());
+    let mut peak = base;
+    let mut made = 0;
+    for _ in 0..4 {
+        let held = connect_many(31601, 5_000);
+        made += held.len();
+        peak = peak.max(crate::util::rss_kib(r.pid()));
+        drop(held);
+    }
+    eprintln!("FLOOD {made} idle connects: receiver RSS {base} KiB before, peak {peak} KiB");
+    assert!(made >= 19_000, "{made} connects");
+    assert!(peak < 100 * 1024, "peak RSS {peak} KiB");
+
+    let s = spawn("sender", "-s 127.0.0.1 -P 2 -n 1 -p 31601 -t 3");
+    r.wait_for_stdout("\"type\":\"interval\"", Duration::from_secs(30));
+    let during = connect_many(31601, 2_000);
+    let so = s.wait(Duration::from_secs(30));
+    drop(during);
+    assert_eq!(so.code(), Some(0), "{so:?}");
+    r.wait_for_stdout("\"type\":\"summary\"", Duration::from_secs(30));
+    let after = crate::util::rss_kib(r.pid());
+    r.signal(15);
+    let ro = r.wait(Duration::from_secs(20));
+    assert_eq!(ro.code(), Some(0), "{ro:?}");
+    let summary = ro
+        .stdout
+        .lines()
+        .find(|l| l.contains("\"type\":\"summary\""))
+        .expect("a summary line");
+    let doc: serde_json::Value = serde_json::from_str(summary).unwrap();
+    assert_eq!(
+        doc["report"]["connections"], 2,
+        "only the sender's connections count"
+    );
+    assert!(doc["report"]["totals"]["bytes"].as_u64().unwrap() > 0);
+    assert!(
+        after < base + 20 * 1024,
+        "RSS {after} KiB after, {base} KiB before"
+    );
+}
+
+/// While a handshake keeps the data ports open, a flood stops at the descriptor budget:
+/// the sync port still answers (its descriptors are reserved).
+#[test]
+fn a_flood_during_a_handshake_leaves_descriptors_for_the_sync_port() {
+    crate::util::raise_own_nofile(2_000);
+    let r = crate::util::spawn_limited("receiver", 400, "-r 127.0.0.1 -P 1 -p 31701 -t 2");
+    wait_listening(31700, Duration::from_secs(20));
+    let mut attacker = std::net::TcpStream::connect("127.0.0.1:31700").expect("sync");
+    attacker
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    sync_send(&mut attacker, u32::from(b'X'));
+    assert_eq!(sync_read(&mut attacker), 11);
+    sync_send(&mut attacker, 2);
+    assert_eq!(sync_read(&mut attacker), 2);
+    let flood: Vec<_> = (0..500)
+        .filter_map(|_| std::net::TcpStream::connect("127.0.0.1:31701").ok())
+        .collect();
+    assert!(flood.len() > 400, "{} connects", flood.len());
+    // Each of these needs a descriptor on the receiver: still there.
+    for _ in 0..20 {
+        let mut s = std::net::TcpStream::connect("127.0.0.1:31700").expect("sync port");
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        sync_send(&mut s, u32::from(b'X'));
+        assert_eq!(
+            sync_read(&mut s),
+            11,
+            "the sync port answers during the flood"
+        );
+    }
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", r.pid()))
+        .unwrap()
+        .count();
+    assert!(fds < 400, "{fds} descriptors open");
+    drop(flood);
+    drop(attacker);
+    r.signal(2);
+    let _ = r.wait(Duration::from_secs(20));
+}

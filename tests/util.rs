@@ -344,3 +344,31 @@ pub(crate) fn wait_listening(port: u16, limit: Duration) {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// Resident memory of a process in KiB (/proc/PID/status VmRSS).
+pub(crate) fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("VmRSS of the receiver")
+}
+
+/// Raises this test process's own soft RLIMIT_NOFILE to at least `n` with prlimit(1),
+/// for tests that hold many sockets themselves (the hard limit, which children inherit,
+/// is left alone).
+pub(crate) fn raise_own_nofile(n: u64) {
+    let status = Command::new("prlimit")
+        .args([
+            "--pid",
+            &std::process::id().to_string(),
+            &format!("--nofile={n}:"),
+        ])
+        .status()
+        .expect("run prlimit");
+    assert!(
+        status.success(),
+        "prlimit --nofile={n}: (the hard limit may be lower)"
+    );
+}

@@ -18,6 +18,7 @@ use anyhow::{Context, Result};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
+use crate::admission::Admission;
 use crate::config::{Config, MAX_WAITING_CLIENTS, Protocol, Role, SockOpts};
 use crate::control::message::{Reply, Request, RequestPhase, State};
 use crate::control::{Connection, Incoming, Writer, windows};
@@ -136,6 +137,7 @@ pub async fn serve(
         let count = cfg.ports.len() as u16;
         tokio::spawn(windows::serve_ports(l, cfg.base_port, count, cfg.timeout))
     });
+    let gate = Arc::new(Admission::new(cfg.linux_sync(), data_budget(cfg)?));
     let stop = Flag::new();
     let _stop_guard = StopOnDrop(stop.clone());
     let flows = Arc::new(watch::Sender::new(0u64));
@@ -147,7 +149,7 @@ pub async fn serve(
             Protocol::Tcp => affinity::cpu_for(cfg.ports[j].cpu, j, &allowed),
             Protocol::Udp => affinity::udp_receiver_cpu_for(cfg.ports[j].cpu, j, &allowed),
         };
-        let (w, flows, stop) = (w.clone(), flows.clone(), stop.clone());
+        let (w, gate, flows, stop) = (w.clone(), gate.for_worker(), flows.clone(), stop.clone());
         let plan = stream::RecvPlan {
             cpu,
             size: cfg.recv_size,
@@ -166,7 +168,9 @@ pub async fn serve(
             std::thread::Builder::new()
                 .name(format!("recv-{j}"))
                 .spawn(move || match l {
-                    DataPort::Tcp(l, buf) => stream::recv_worker(l, buf, plan, w, flows, stop),
+                    DataPort::Tcp(l, buf) => {
+                        stream::recv_worker(l, buf, plan, w, gate, flows, stop)
+                    }
                     DataPort::Udp(s) => udp::recv_worker(s, plan, w, flows, stop),
                 })
                 .context("create receiver worker thread")?,
@@ -181,7 +185,13 @@ pub async fn serve(
             multi_client: cfg.multi_client,
             deadline: cfg.timeout,
         };
-        tokio::spawn(sessions::serve(l, state.clone(), start_tx, policy))
+        tokio::spawn(sessions::serve(
+            l,
+            state.clone(),
+            start_tx,
+            policy,
+            gate.clone(),
+        ))
     });
 
     let mut reports = Vec::new();
@@ -190,7 +200,12 @@ pub async fn serve(
         let begun = if cfg.windows_sync {
             wait_for_tokens(cfg, &token_listeners, interrupt).await
         } else if cfg.sync {
-            wait_for_senders(cfg, &mut start_rx, &state, interrupt, notes).await
+            let sync = SyncParts {
+                state: &state,
+                gate: &gate,
+                workers: &workers,
+            };
+            wait_for_senders(cfg, &mut start_rx, &sync, interrupt, notes).await
         } else {
             wait_for_flow(cfg, &flows, &mut flows_seen, interrupt).await
         };
@@ -201,7 +216,15 @@ pub async fn serve(
             notes(Note::Started);
         }
         let report = test(cfg, t0, negotiated, conns, &workers, interrupt, notes).await;
+        gate.set_running(false);
         sessions::set(&state, State::Finished);
+        let refused = gate.take_refused();
+        if refused > 0 {
+            notes(Note::Info(format!(
+                "{refused} data connections arrived outside a test (or beyond its \
+                 connections) and were closed"
+            )));
+        }
         flows_seen = *flows.borrow();
         notes(Note::Report(Box::new(report.clone())));
         let interrupted = report.end == End::Interrupted;
@@ -221,6 +244,31 @@ pub async fn serve(
     Ok(reports)
 }
 
+/// How many data connections this receiver may keep: what its descriptor limit leaves
+/// after what is open, its workers' runtimes, and a reserve that keeps the sync port
+/// (every handshake slot) and the Windows token ports served whatever the data ports get.
+fn data_budget(cfg: &Config) -> Result<usize> {
+    let (soft, _) = limits::raise_nofile();
+    if soft == 0 {
+        return Ok(usize::MAX);
+    }
+    let ports = cfg.ports.len() as u64;
+    let reserve = ports * limits::RUNTIME_FDS
+        + sessions::MAX_SESSIONS as u64
+        + ports
+        + limits::TRANSIENT_FDS
+        + 8;
+    let budget = soft.saturating_sub(limits::open_descriptors() + reserve);
+    if budget < ports {
+        anyhow::bail!(
+            "this process may open {soft} file descriptors: too few to serve {ports} ports \
+             and the sync port (raise it: ulimit -n {})",
+            soft + ports - budget
+        );
+    }
+    Ok(budget as usize)
+}
+
 /// A bound data port.
 #[derive(Debug)]
 enum DataPort {
@@ -237,16 +285,22 @@ type Begun = (Instant, u32, Vec<Connection>);
 async fn wait_for_senders(
     cfg: &Config,
     start_rx: &mut mpsc::Receiver<StartRequest>,
-    state: &SharedState,
+    sync: &SyncParts<'_>,
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Option<Begun> {
+    let state = sync.state;
     let mut waiting: Vec<Connection> = Vec::new();
     loop {
         let req = tokio::select! {
             Some(r) = start_rx.recv() => r,
             _ = interrupt.wait() => return None,
         };
+        // Every connection this sender opened before its 'R' is taken before the gate
+        // can close (the request keeps it open until it is dropped).
+        if cfg.protocol == Protocol::Tcp {
+            settle(sync.gate, sync.workers).await;
+        }
         let peer = req.conn.peer().to_string();
         if cfg.multi_client && !req.last {
             let mut conn = req.conn;
@@ -265,6 +319,7 @@ async fn wait_for_senders(
         waiting.retain_mut(|c| !c.peer_closed());
         waiting.push(req.conn);
         sessions::set(state, State::Running);
+        sync.gate.set_running(true);
         // As upstream, the clock starts before the 'R' replies go out; each sender gets
         // exactly one (ntttcp-for-linux sends the last client two).
         let t0 = Instant::now();
@@ -276,6 +331,7 @@ async fn wait_for_senders(
             }
         }
         if started.is_empty() {
+            sync.gate.set_running(false);
             sessions::set(state, req.previous);
             continue; // the sender vanished between asking and our answer
         }
@@ -286,6 +342,26 @@ async fn wait_for_senders(
             }));
         }
         return Some((t0, req.negotiated, started));
+    }
+}
+
+/// What the sync-mode controller works with.
+struct SyncParts<'a> {
+    state: &'a SharedState,
+    gate: &'a Admission,
+    workers: &'a [Arc<Worker>],
+}
+
+/// Has every worker accept what is queued on its port; waits at most a second.
+async fn settle(gate: &Admission, workers: &[Arc<Worker>]) {
+    let epoch = gate.request_settle();
+    let give_up = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < give_up
+        && workers.iter().any(|w| {
+            w.settled.load(Ordering::Acquire) < epoch && !w.finished.load(Ordering::Acquire)
+        })
+    {
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
 }
 

@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use crate::admission::{Admission, HandshakeGuard};
 use crate::control::Connection;
 use crate::control::message::{self, Reply, Request, RequestPhase, State};
 
@@ -34,6 +35,8 @@ pub struct StartRequest {
     pub negotiated: u32,
     /// The receiver's state before this request (restored if the start falls through).
     pub previous: State,
+    /// Keeps data connections welcome until the controller has handled this request.
+    pub admitting: HandshakeGuard,
 }
 
 /// What the sessions need to know about the receiver.
@@ -104,6 +107,7 @@ pub async fn serve(
     state: SharedState,
     start: mpsc::Sender<StartRequest>,
     policy: Policy,
+    gate: Arc<Admission>,
 ) {
     let epoch = Instant::now();
     let mut slots: Vec<Slot> = Vec::new();
@@ -121,12 +125,12 @@ pub async fn serve(
                 progress.now();
                 let conn = Connection::new(s, policy.deadline);
                 let (state, start, policy) = (state.clone(), start.clone(), policy.clone());
+                let gate = gate.clone();
                 let stamp = progress.stamp.clone();
                 let task = tokio::spawn(async move {
                     let limit = policy.session_limit();
-                    let _ =
-                        tokio::time::timeout(limit, session(conn, state, start, policy, progress))
-                            .await;
+                    let run = session(conn, state, start, policy, progress, gate);
+                    let _ = tokio::time::timeout(limit, run).await;
                 });
                 slots.push(Slot {
                     task: task.abort_handle(),
@@ -161,6 +165,7 @@ async fn session(
     start: mpsc::Sender<StartRequest>,
     policy: Policy,
     progress: Progress,
+    gate: Arc<Admission>,
 ) -> Result<()> {
     Request::decode(RequestPhase::Query, conn.recv().await?)?;
     conn.send(Reply::State(current(&state)).value()).await?;
@@ -176,6 +181,8 @@ async fn session(
     };
     conn.send(Reply::Negotiated(n).value()).await?;
     progress.now();
+    // The sender now opens its data connections: they are welcome while this lives.
+    let admitting = gate.handshake();
     loop {
         // Between the proposal and 'R' the sender opens its data connections, which its
         // own connect deadline bounds; give it that deadline twice over.
@@ -211,6 +218,7 @@ async fn session(
             last,
             negotiated: n,
             previous,
+            admitting,
         };
         let refused = if busy {
             Some(request)

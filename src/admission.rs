@@ -1,0 +1,166 @@
+//! Which data connections a receiver keeps. In sync mode a connection is taken only while
+//! a sender is between its negotiated reply and its start (outside a test nobody asked
+//! for it; during a test it is beyond the connections the sender opened before 'R'), and
+//! never past the descriptor budget, which keeps room for the sync port. Everything else
+//! is closed (reset) the moment it is accepted, so a flood of connects costs neither
+//! descriptors nor memory.
+//!
+//! At a start request the controller first *settles* the workers: each accepts whatever
+//! is still queued on its port, so a sender's connections that the kernel had completed
+//! before its 'R' are all taken before the gate closes.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use tokio::sync::watch;
+
+/// The receiver's gate for data connections, shared by its workers and its controller.
+#[derive(Debug)]
+pub struct Admission {
+    /// Sync mode: connections are taken only while a handshake asks for them.
+    gated: bool,
+    /// Sessions between their negotiated reply and their start request's handling.
+    handshakes: AtomicUsize,
+    /// A test is running: its connections are in, later ones are not.
+    running: AtomicBool,
+    /// Data connections open now, over every worker.
+    open: AtomicUsize,
+    /// The most data connections this receiver keeps (its descriptor budget).
+    budget: usize,
+    /// Connections closed at accept since the last `take_refused`.
+    refused: AtomicU64,
+    /// Settle requests (an epoch the workers acknowledge).
+    settle: watch::Sender<u64>,
+}
+
+impl Admission {
+    /// A gate for a receiver in sync mode (`gated`) or not, keeping at most `budget`
+    /// data connections.
+    pub fn new(gated: bool, budget: usize) -> Self {
+        Self {
+            gated,
+            handshakes: AtomicUsize::new(0),
+            running: AtomicBool::new(false),
+            open: AtomicUsize::new(0),
+            budget,
+            refused: AtomicU64::new(0),
+            settle: watch::Sender::new(0),
+        }
+    }
+
+    /// Whether a connection accepted now is kept; if so it counts as open until
+    /// `closed`, else as refused.
+    pub fn admit(&self) -> bool {
+        let wanted = !self.gated
+            || (!self.running.load(Ordering::Acquire)
+                && self.handshakes.load(Ordering::Acquire) > 0);
+        if wanted && self.open.load(Ordering::Acquire) < self.budget {
+            self.open.fetch_add(1, Ordering::AcqRel);
+            true
+        } else {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            false
+        }
+    }
+
+    /// A kept connection has closed.
+    pub fn closed(&self) {
+        self.open.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// A sender is about to open its data connections; they are welcome until the
+    /// guard is dropped (after its start request has been handled).
+    pub fn handshake(self: &Arc<Self>) -> HandshakeGuard {
+        self.handshakes.fetch_add(1, Ordering::AcqRel);
+        HandshakeGuard(self.clone())
+    }
+
+    /// A test starts (`true`: no more connections) or has ended.
+    pub fn set_running(&self, running: bool) {
+        self.running.store(running, Ordering::Release);
+    }
+
+    /// Connections closed at accept since the last call.
+    pub fn take_refused(&self) -> u64 {
+        self.refused.swap(0, Ordering::Relaxed)
+    }
+
+    /// Asks every worker to accept what is queued on its port; returns the epoch each
+    /// acknowledges when done.
+    pub fn request_settle(&self) -> u64 {
+        let mut epoch = 0;
+        self.settle.send_modify(|e| {
+            *e += 1;
+            epoch = *e;
+        });
+        epoch
+    }
+
+    /// The gate as one worker holds it. Made before the worker starts, so that no
+    /// settle request can come before the worker listens for them.
+    pub fn for_worker(self: &Arc<Self>) -> WorkerGate {
+        WorkerGate {
+            gate: self.clone(),
+            settle: self.settle.subscribe(),
+        }
+    }
+}
+
+/// One worker's end of the gate: the gate and its settle requests.
+#[derive(Debug)]
+pub struct WorkerGate {
+    /// The shared gate.
+    pub gate: Arc<Admission>,
+    /// Settle requests not yet answered.
+    pub settle: watch::Receiver<u64>,
+}
+
+/// Keeps the gate open for one sender's data connections while alive.
+#[derive(Debug)]
+pub struct HandshakeGuard(Arc<Admission>);
+
+impl Drop for HandshakeGuard {
+    fn drop(&mut self) {
+        self.0.handshakes.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sync_mode_takes_connections_only_while_a_sender_asks_for_them() {
+        let a = Arc::new(Admission::new(true, 10));
+        assert!(!a.admit(), "nobody asked");
+        let g = a.handshake();
+        assert!(a.admit() && a.admit());
+        a.set_running(true);
+        assert!(!a.admit(), "beyond the test's connections");
+        drop(g);
+        a.set_running(false);
+        assert!(!a.admit(), "between tests");
+        assert_eq!(a.take_refused(), 3);
+        assert_eq!(a.take_refused(), 0);
+    }
+
+    #[test]
+    fn the_budget_holds_in_every_mode() {
+        let a = Admission::new(false, 2);
+        assert!(a.admit() && a.admit());
+        assert!(!a.admit(), "budget spent");
+        a.closed();
+        assert!(a.admit(), "room again");
+    }
+
+    #[test]
+    fn a_worker_hears_every_settle_request_made_after_it_was_made() {
+        let a = Arc::new(Admission::new(true, 1));
+        let mut w = a.for_worker();
+        assert!(!w.settle.has_changed().unwrap());
+        assert_eq!(a.request_settle(), 1);
+        assert_eq!(a.request_settle(), 2);
+        assert!(w.settle.has_changed().unwrap());
+        assert_eq!(*w.settle.borrow_and_update(), 2);
+    }
+}
