@@ -693,7 +693,7 @@ pub fn recv_worker(
                     },
                     Ok(()) = settle.changed() => {
                         let epoch = *settle.borrow_and_update();
-                        port.take_queued(&listener).await;
+                        port.take_queued(&listener);
                         me.settled.store(epoch, Ordering::Release);
                     }
                 }
@@ -734,14 +734,18 @@ impl Port {
         tokio::spawn(drain(s, self.plan, me, gate, flows));
     }
 
-    /// Takes every connection already queued on the listener (a settle request).
-    async fn take_queued(&self, listener: &tokio::net::TcpListener) {
-        use std::task::Poll;
-        loop {
-            let next = std::future::poll_fn(|cx| Poll::Ready(listener.poll_accept(cx))).await;
-            match next {
-                Poll::Ready(Ok((s, peer))) => self.take(s, peer),
-                Poll::Ready(Err(_)) | Poll::Pending => return,
+    /// Takes every connection already queued on the listener (a settle request). The
+    /// accepts go to the kernel directly: tokio's view of the listener only learns of new
+    /// connections when its driver next polls, which a busy worker may not have done.
+    fn take_queued(&self, listener: &tokio::net::TcpListener) {
+        let raw = SockRef::from(listener);
+        while let Ok((s, peer)) = raw.accept() {
+            let s: TcpStream = s.into();
+            let taken = s
+                .set_nonblocking(true)
+                .and_then(|()| tokio::net::TcpStream::from_std(s));
+            if let (Ok(s), Some(peer)) = (taken, peer.as_socket()) {
+                self.take(s, peer);
             }
         }
     }

@@ -34,8 +34,9 @@ Examples:
   no sync:   ntttcp -r -m 4,*,10.0.0.5 -N -t 60   /   ntttcp -s -m 4,*,10.0.0.5 -ns -t 60
   one host:  ntttcp --loopback -t 5
 
-Exit status: 0 test completed, 1 runtime failure (results measured so far are still
-printed), 2 usage error, 130 interrupted by Ctrl+C (results printed).";
+Exit status: 0 test completed, 1 runtime failure or a test the peer ended early (results
+measured so far are still printed), 2 usage error, 3 below --min-throughput, 130
+interrupted by Ctrl+C, SIGTERM or SIGHUP (results printed).";
 
 /// ntttcp: a network throughput benchmark compatible with Microsoft NTttcp and
 /// ntttcp-for-linux.

@@ -137,7 +137,11 @@ pub async fn serve(
         let count = cfg.ports.len() as u16;
         tokio::spawn(windows::serve_ports(l, cfg.base_port, count, cfg.timeout))
     });
-    let gate = Arc::new(Admission::new(cfg.linux_sync(), data_budget(cfg)?));
+    let budget = data_budget(cfg)?;
+    notes(Note::Info(format!(
+        "data connections kept at most: {budget}"
+    )));
+    let gate = Arc::new(Admission::new(cfg.linux_sync(), budget));
     let stop = Flag::new();
     let _stop_guard = StopOnDrop(stop.clone());
     let flows = Arc::new(watch::Sender::new(0u64));
@@ -299,7 +303,7 @@ async fn wait_for_senders(
         // Every connection this sender opened before its 'R' is taken before the gate
         // can close (the request keeps it open until it is dropped).
         if cfg.protocol == Protocol::Tcp {
-            settle(sync.gate, sync.workers).await;
+            settle(sync.gate, sync.workers, cfg.timeout).await;
         }
         let peer = req.conn.peer().to_string();
         if cfg.multi_client && !req.last {
@@ -352,10 +356,11 @@ struct SyncParts<'a> {
     workers: &'a [Arc<Worker>],
 }
 
-/// Has every worker accept what is queued on its port; waits at most a second.
-async fn settle(gate: &Admission, workers: &[Arc<Worker>]) {
+/// Has every worker accept what is queued on its port (thousands of connections take a
+/// busy receiver a while); waits at most `within`.
+async fn settle(gate: &Admission, workers: &[Arc<Worker>], within: Duration) {
     let epoch = gate.request_settle();
-    let give_up = Instant::now() + Duration::from_secs(1);
+    let give_up = Instant::now() + within;
     while Instant::now() < give_up
         && workers.iter().any(|w| {
             w.settled.load(Ordering::Acquire) < epoch && !w.finished.load(Ordering::Acquire)

@@ -179,10 +179,11 @@ async fn session(
     } else {
         message::negotiate(p, policy.duration)
     };
+    // The sender opens its data connections as soon as it reads the reply: they are
+    // welcome from before it is sent, for as long as this lives.
+    let admitting = gate.handshake();
     conn.send(Reply::Negotiated(n).value()).await?;
     progress.now();
-    // The sender now opens its data connections: they are welcome while this lives.
-    let admitting = gate.handshake();
     loop {
         // Between the proposal and 'R' the sender opens its data connections, which its
         // own connect deadline bounds; give it that deadline twice over.
