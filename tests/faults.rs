@@ -668,3 +668,27 @@ fn a_flood_during_a_handshake_leaves_descriptors_for_the_sync_port() {
     r.signal(2);
     let _ = r.wait(Duration::from_secs(20));
 }
+
+/// A receiver stopped (SIGSTOP) mid-test: the sender faults on the silence and ends; the
+/// receiver, continued, finds its test cut short and says so with exit 1.
+#[test]
+fn a_receiver_stopped_mid_test_reports_the_test_its_sender_abandoned() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 31801 -t 6 --format json");
+    wait_listening(31800, Duration::from_secs(20));
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p 31801 -t 6 --timeout 2 -B 1G --interval 0.5",
+    );
+    s.wait_for_stdout("Gbit/s", Duration::from_secs(20));
+    r.signal(19);
+    let so = s.wait(Duration::from_secs(30));
+    r.signal(18);
+    let ro = r.wait(Duration::from_secs(30));
+    assert_eq!(so.code(), Some(1), "the sender faulted: {so:?}");
+    assert!(so.stderr.contains("no data could be sent"), "{}", so.stderr);
+    assert_eq!(ro.code(), Some(1), "{ro:?}");
+    let doc = json(&ro.stdout);
+    let end = &doc["reports"][0]["end"];
+    assert!(end["early"].is_object(), "{end}");
+    assert!(end["measured_s"].as_f64().unwrap() < 6.0, "{end}");
+}
