@@ -242,8 +242,9 @@ pub enum Payload {
 /// Sends' worth of data in a `-Z` file (1 MiB with the default 128 KiB sends).
 const SPAN: usize = 8;
 
-/// `len` bytes of `byte`, or an error if the memory cannot be had (never an abort).
-pub(crate) fn filled(len: usize, byte: u8) -> io::Result<Vec<u8>> {
+/// `len` copies of `value` (bytes of a buffer), or an error if the memory cannot be had
+/// (never an abort).
+pub(crate) fn filled<T: Clone>(len: usize, value: T) -> io::Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|_| {
         io::Error::new(
@@ -251,7 +252,7 @@ pub(crate) fn filled(len: usize, byte: u8) -> io::Result<Vec<u8>> {
             format!("cannot allocate a {len}-byte buffer"),
         )
     })?;
-    v.resize(len, byte);
+    v.resize(len, value);
     Ok(v)
 }
 
@@ -359,19 +360,13 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
         return;
     }
     let (payload, pacers) = (&*plan.payload, &plan.pacers);
-    let (socks, result) = match (plan.io, socks.len()) {
-        (IoMode::Blocking, _) | (IoMode::Auto, 1) => {
-            let r = send_blocking(&socks, payload, &me.counters, &stop, pacers);
-            (socks, r)
-        }
-        (IoMode::Auto, _) => {
-            let r = send_polled(&socks, payload, &me.counters, &stop, pacers);
-            (socks, r)
-        }
-        (IoMode::Async, _) => {
-            let payload = plan.payload.clone();
-            send_async(socks, payload, plan.target, &me, &stop, pacers)
-        }
+    let (socks, result) = if plan.io == IoMode::Async {
+        let payload = plan.payload.clone();
+        send_async(socks, payload, plan.target, &me, &stop, pacers)
+    } else {
+        let polled = plan.io == IoMode::Auto && socks.len() > 1;
+        let r = send_round_robin(&socks, polled, payload, &me.counters, &stop, pacers);
+        (socks, r)
     };
     // TCP_INFO from the sockets themselves: no descriptor is ever duplicated.
     let info = socks.iter().filter_map(|s| {
@@ -494,46 +489,28 @@ fn connect(
     }
 }
 
-fn send_blocking(
-    socks: &[TcpStream],
-    payload: &Payload,
-    counters: &Counters,
-    stop: &Flag,
-    pacers: &Pacers,
-) -> io::Result<()> {
-    let len = pacers.chunk(payload.len());
-    let mut at = 0;
-    while !stop.is_set() {
-        for s in socks {
-            match payload.send(s, len, &mut at) {
-                Ok(n) => sent(n, 1, counters, pacers, stop),
-                Err(e) if retry(&e) => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
-    Ok(())
-}
-
 fn runtime() -> io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
 }
 
-/// Several connections, one worker: non-blocking writes round-robin, and poll() when
-/// every socket is full, so a stalled connection never holds up the others.
-fn send_polled(
+/// Writes every socket in turn until "stop". Blocking sockets (one connection, or
+/// `--io blocking`) wait in write() up to their send timeout; with `polled` the sockets
+/// are non-blocking and the worker waits in poll() only when every one is full, so a
+/// stalled connection never holds up the others.
+fn send_round_robin(
     socks: &[TcpStream],
+    polled: bool,
     payload: &Payload,
     counters: &Counters,
     stop: &Flag,
     pacers: &Pacers,
 ) -> io::Result<()> {
-    for s in socks {
+    for s in socks.iter().filter(|_| polled) {
         s.set_nonblocking(true)?;
     }
-    let mut writable = crate::sys::socket::Writable::new(socks);
+    let mut writable = polled.then(|| crate::sys::socket::Writable::new(socks));
     let len = pacers.chunk(payload.len());
     let mut at = 0;
     while !stop.is_set() {
@@ -548,8 +525,8 @@ fn send_polled(
                 Err(e) => return Err(e),
             }
         }
-        if !moved {
-            writable.wait(WRITE_POLL)?;
+        if let (false, Some(w)) = (moved, writable.as_mut()) {
+            w.wait(WRITE_POLL)?;
         }
     }
     Ok(())
@@ -766,15 +743,7 @@ pub struct RecvBuffer(Vec<MaybeUninit<u8>>);
 impl RecvBuffer {
     /// `len` bytes, or an error if the memory cannot be had (never an abort).
     pub fn new(len: usize) -> io::Result<Self> {
-        let mut v = Vec::new();
-        v.try_reserve_exact(len).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::OutOfMemory,
-                format!("cannot allocate a {len}-byte receive buffer"),
-            )
-        })?;
-        v.resize(len, MaybeUninit::uninit());
-        Ok(Self(v))
+        filled(len, MaybeUninit::uninit()).map(Self)
     }
 }
 

@@ -5,7 +5,7 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
-use crate::util::{parse_tables, run, spawn, spawn_after, spawn_wrapped, wait_listening};
+use crate::util::{Proc, parse_tables, run, spawn, spawn_after, spawn_wrapped, wait_listening};
 
 #[test]
 fn loopback_with_a_data_port_held_fails_at_once_naming_it() {
@@ -120,16 +120,27 @@ fn timeout_stops_a_sender_and_the_totals_are_printed_every_time() {
     }
 }
 
-#[test]
-fn sighup_is_an_interruption_with_results() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 30501 -t 10");
-    wait_listening(30500, Duration::from_secs(20));
+/// A receiver and a 1 Gbit/s sender on data port `port` (one stream, `-t secs`), each with
+/// its extra flags, returned once the sender has reported its first interval (the test
+/// is running).
+fn running_pair(port: u16, secs: u32, receiver: &str, sender: &str) -> (Proc, Proc) {
+    let r = spawn(
+        "receiver",
+        &format!("-r 127.0.0.1 -P 1 -p {port} -t {secs} {receiver}"),
+    );
+    wait_listening(port - 1, Duration::from_secs(20));
     let s = spawn(
         "sender",
-        "-s 127.0.0.1 -P 1 -n 1 -p 30501 -t 10 -B 1G --interval 0.2",
+        &format!("-s 127.0.0.1 -P 1 -n 1 -p {port} -t {secs} -B 1G --interval 0.2 {sender}"),
     );
-    // The first interval line says the test is running; then hang up, twice in a row.
     s.wait_for_stdout("Gbit/s", Duration::from_secs(20));
+    (r, s)
+}
+
+#[test]
+fn sighup_is_an_interruption_with_results() {
+    let (r, s) = running_pair(30501, 10, "", "");
+    // Hang up twice in a row.
     s.signal(1);
     s.signal(1);
     let so = s.wait(Duration::from_secs(10));
@@ -176,21 +187,13 @@ fn json(stdout: &str) -> serde_json::Value {
 fn a_test_the_sender_cut_short_is_not_a_completed_test() {
     let dir = crate::util::Scratch::new("early");
     let (xml, js, wxml) = (dir.file("r.xml"), dir.file("r.json"), dir.file("w.xml"));
-    let r = spawn(
-        "receiver",
-        &format!(
-            "-r 127.0.0.1 -P 1 -p 30601 -t 6 --format json -x {} -j {} --xml-windows {}",
-            xml.display(),
-            js.display(),
-            wxml.display()
-        ),
+    let files = format!(
+        "--format json -x {} -j {} --xml-windows {}",
+        xml.display(),
+        js.display(),
+        wxml.display()
     );
-    wait_listening(30600, Duration::from_secs(20));
-    let s = spawn(
-        "sender",
-        "-s 127.0.0.1 -P 1 -n 1 -p 30601 -t 6 -B 1G --interval 0.5",
-    );
-    s.wait_for_stdout("Gbit/s", Duration::from_secs(20));
+    let (r, s) = running_pair(30601, 6, &files, "");
     s.signal(2);
     let so = s.wait(Duration::from_secs(20));
     let ro = r.wait(Duration::from_secs(20));
@@ -208,7 +211,7 @@ fn a_test_the_sender_cut_short_is_not_a_completed_test() {
     assert_eq!(end["early"]["by"], "sender", "{end}");
     assert_eq!(end["planned_s"], 6.0, "{end}");
     let measured = end["measured_s"].as_f64().unwrap();
-    assert!(measured > 0.4 && measured < 5.5, "{end}");
+    assert!(measured > 0.1 && measured < 5.5, "{end}");
     crate::util::assert_valid(&crate::util::validator(), &doc);
     for (file, needle) in [
         (&xml, "<ended_early by=\"sender\""),
@@ -673,13 +676,7 @@ fn a_flood_during_a_handshake_leaves_descriptors_for_the_sync_port() {
 /// receiver, continued, finds its test cut short and says so with exit 1.
 #[test]
 fn a_receiver_stopped_mid_test_reports_the_test_its_sender_abandoned() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 31801 -t 6 --format json");
-    wait_listening(31800, Duration::from_secs(20));
-    let s = spawn(
-        "sender",
-        "-s 127.0.0.1 -P 1 -n 1 -p 31801 -t 6 --timeout 2 -B 1G --interval 0.5",
-    );
-    s.wait_for_stdout("Gbit/s", Duration::from_secs(20));
+    let (r, s) = running_pair(31801, 6, "--format json", "--timeout 2");
     r.signal(19);
     let so = s.wait(Duration::from_secs(30));
     r.signal(18);
