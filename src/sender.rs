@@ -166,7 +166,6 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     }
 
     let t0 = Instant::now();
-    start.trigger();
     notes(Note::Started);
     let (tx, rx) = mpsc::channel(8);
     let mut writers: Vec<Writer> = sessions
@@ -187,7 +186,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         ..Plan::within(cfg.timeline, negotiated, false)
     };
     let progress = |p| notes(Note::Progress(Side::Sender, p));
-    let window = timeline::run(t0, plan, &workers, &mut mon, &progress).await;
+    let window = timeline::run(t0, plan, &workers, Some(&start), &mut mon, &progress).await;
     stop.trigger();
 
     // 'E' tells the receiver we ended before the negotiated cycle (ntttcp-for-linux 2.4):

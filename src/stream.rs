@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -84,6 +84,12 @@ pub struct Worker {
     pub peers: Mutex<Vec<SocketAddr>>,
     /// UDP receiver: loss, duplicate, reorder and jitter accounting.
     pub udp: crate::udp::Counters,
+    /// TCP sender: its connections' descriptors, while they are open (published once all
+    /// are up, withdrawn at stop before they close); `sample` reads what each delivered.
+    pub delivering: Mutex<Vec<std::os::fd::RawFd>>,
+    /// TCP receiver: its open connections' descriptors (added when accepted, removed
+    /// under this lock before they close); `sample` adds what each holds unread.
+    pub receiving: Mutex<Vec<std::os::fd::RawFd>>,
     /// Receiver: the last settle request this worker has answered (`Admission`).
     pub settled: AtomicU64,
     failure: Mutex<Option<String>>,
@@ -92,8 +98,12 @@ pub struct Worker {
 /// A worker's counters at one instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sample {
-    /// Bytes moved.
+    /// Bytes that count: on a TCP sender those its connections have delivered (the peer
+    /// acknowledged them), elsewhere those moved through the socket calls.
     pub bytes: u64,
+    /// TCP sender: bytes written into the send buffers (the C tools' figure); None where
+    /// `bytes` already is what the calls moved.
+    pub written: Option<u64>,
     /// Completed calls.
     pub ops: u64,
     /// UDP receive accounting (all zero otherwise).
@@ -103,9 +113,24 @@ pub struct Sample {
 impl Worker {
     /// Samples the counters.
     pub fn sample(&self) -> Sample {
-        let (bytes, ops) = self.counters.sample();
+        // Delivered first: what was written by the time the counter is read covers it.
+        let delivered = {
+            let fds = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+            (!fds.is_empty()).then(|| {
+                fds.iter()
+                    .filter_map(|&fd| crate::sys::socket::bytes_acked(fd))
+                    .sum::<u64>()
+            })
+        };
+        let (moved, ops) = self.counters.sample();
+        // What the receiver's kernel holds unread was delivered too: the sender counts it.
+        let unread: u64 = {
+            let fds = self.receiving.lock().unwrap_or_else(|p| p.into_inner());
+            fds.iter().map(|&fd| crate::sys::socket::unread(fd)).sum()
+        };
         Sample {
-            bytes,
+            bytes: delivered.unwrap_or(moved + unread),
+            written: delivered.map(|_| moved),
             ops,
             udp: self.udp.sample(),
         }
@@ -356,6 +381,11 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
             }
         }
     }
+    // The control plane reads what each connection delivered from these descriptors: the
+    // sockets stay open until "stop", whatever happens to them meanwhile.
+    *me.delivering.lock().unwrap_or_else(|p| p.into_inner()) =
+        socks.iter().map(|s| s.as_raw_fd()).collect();
+    let _withdraw = Withdraw(&me);
     if !wait_start(&start, &stop) {
         return;
     }
@@ -381,6 +411,23 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
         && !stop.is_set()
     {
         me.fail(format!("send to receiver {}: {e}", plan.target));
+    }
+    // A failed worker keeps its sockets (and so its descriptors' meaning) until "stop".
+    while !stop.wait_timeout(WRITE_POLL) {}
+    drop(_withdraw);
+    drop(socks);
+}
+
+/// Withdraws a worker's published descriptors when dropped, before its sockets close.
+struct Withdraw<'a>(&'a Worker);
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.0
+            .delivering
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 }
 
@@ -638,8 +685,7 @@ pub fn recv_worker(
     buf: RecvBuffer,
     plan: RecvPlan,
     me: Arc<Worker>,
-    gate: WorkerGate,
-    flows: Flows,
+    control: PortControl,
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
@@ -649,7 +695,10 @@ pub fn recv_worker(
         Ok(rt) => rt,
         Err(e) => return me.fail(format!("start receiver worker: {e}")),
     };
-    let WorkerGate { gate, mut settle } = gate;
+    let PortControl {
+        gate: WorkerGate { gate, mut settle },
+        flows,
+    } = control;
     let port = Port {
         plan,
         me: me.clone(),
@@ -684,6 +733,15 @@ pub fn recv_worker(
         }
     });
     // Dropping the runtime cancels the drain tasks and closes their sockets.
+}
+
+/// What a receiver worker hears from its controller and tells it.
+#[derive(Debug)]
+pub struct PortControl {
+    /// Which connections to keep, and settle requests.
+    pub gate: WorkerGate,
+    /// Connections that have started to carry bytes.
+    pub flows: Flows,
 }
 
 /// One receiver port's worker: what it needs to take a connection.
@@ -733,6 +791,7 @@ thread_local! {
     /// tasks of a current-thread runtime take turns, so a thousand connections cost one
     /// buffer, not a thousand. Never read: only the byte count matters.
     static RECV_BUF: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
+
 }
 
 /// A receiver worker thread's buffer, allocated before the worker starts so that a size
@@ -759,6 +818,11 @@ async fn drain(
     let mut flowing = false;
     let flags = if plan.skip_copy { libc::MSG_TRUNC } else { 0 };
     let sock = SockRef::from(&s);
+    let fd = s.as_raw_fd();
+    me.receiving
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(fd);
     loop {
         let r = s
             .async_io(Interest::READABLE, || {
@@ -779,6 +843,11 @@ async fn drain(
             Err(_) => break,
         }
     }
+    // Out of the list before the socket closes: `sample` never asks about a closed one.
+    me.receiving
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|&x| x != fd);
     me.open.fetch_sub(1, Ordering::Release);
     gate.closed();
 }

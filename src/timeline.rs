@@ -251,9 +251,16 @@ pub async fn run<M: Monitor>(
     t0: Instant,
     plan: Plan,
     workers: &[Arc<Worker>],
+    release: Option<&crate::stop::Flag>,
     mon: &mut M,
     progress: &dyn Fn(Progress),
 ) -> Window {
+    // `release` lets the workers go (a sender's): before the warm-up, or, without one,
+    // right after the start sample, so no byte delivered before it escapes the count.
+    let go = || release.map(crate::stop::Flag::trigger);
+    if !plan.warmup.is_zero() {
+        go();
+    }
     if let Some(ev) = wait_until(Some(t0 + plan.warmup), mon, Phase::Warmup).await {
         let now = sample(workers);
         let sys = Snapshot::now();
@@ -273,6 +280,9 @@ pub async fn run<M: Monitor>(
     let sys_start = Snapshot::now();
     let start = sample(workers);
     let m0 = Instant::now();
+    if plan.warmup.is_zero() {
+        go();
+    }
     let end_at = plan.measure.map(|d| m0 + d);
     let ev = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
     let end = sample(workers);
@@ -416,7 +426,7 @@ mod tests {
         rt.block_on(async {
             let t0 = Instant::now();
             let mut s = Script { t0, events };
-            let w = run(t0, p, &[], &mut s, &|_| {}).await;
+            let w = run(t0, p, &[], None, &mut s, &|_| {}).await;
             (w, t0.elapsed())
         })
     }
@@ -468,7 +478,7 @@ mod tests {
                 events: vec![(1000, Event::Fault("closed".into()))],
             };
             let t0 = now - Duration::from_secs(1);
-            run(t0, plan(0, Some(2000), None), &[], &mut s, &|_| {}).await
+            run(t0, plan(0, Some(2000), None), &[], None, &mut s, &|_| {}).await
         });
         assert_eq!(w.ended, End::Completed);
         assert!((0.9..1.5).contains(&w.seconds), "{}", w.seconds);
@@ -546,7 +556,14 @@ mod progress_tests {
             interval: Some(Duration::from_millis(100)),
         };
         let workers = vec![Arc::new(Worker::default())];
-        rt.block_on(run(Instant::now(), plan, &workers, &mut Quiet, &record));
+        rt.block_on(run(
+            Instant::now(),
+            plan,
+            &workers,
+            None,
+            &mut Quiet,
+            &record,
+        ));
         let seen = seen.into_inner().unwrap();
         let names: Vec<&str> = seen
             .iter()

@@ -533,3 +533,53 @@ fn live_status_line_on_a_terminal_and_quiet_without_it() {
     let quiet = tty("--loopback -m 1,*,127.0.0.1 -p 26891 -t 2 -Q");
     assert!(!quiet.contains("\x1b[2K"), "-Q: no live line: {quiet:?}");
 }
+
+/// The sender's bytes are those its connections delivered (TCP_INFO), with the bytes it
+/// wrote into its send buffers beside them; with the defaults' 64 connections the
+/// delivered figure is the one that matches the receiver's (what sat queued at the
+/// window's end is written, not delivered).
+#[test]
+fn the_sender_counts_delivered_bytes_and_keeps_written_ones_beside_them() {
+    let o = run(
+        "--loopback -p 26901 -t 3 --format json",
+        Duration::from_secs(60),
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let doc: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_valid(&validator(), &doc);
+    let (s, r) = (&doc["reports"][0], &doc["reports"][1]);
+    assert_eq!(
+        (s["side"].as_str(), s["connections"].as_u64()),
+        (Some("sender"), Some(64))
+    );
+    let delivered = s["totals"]["bytes"].as_u64().unwrap();
+    let written = s["totals"]["bytes_written"].as_u64().unwrap();
+    let received = r["totals"]["bytes"].as_u64().unwrap();
+    assert!(
+        written + 64 * 131_072 >= delivered,
+        "written {written} < delivered {delivered}"
+    );
+    assert!(
+        r["totals"]["bytes_written"].is_null(),
+        "the receiver writes nothing"
+    );
+    // Per thread, a blocking write still in the kernel at the edge may already be partly
+    // delivered: at most one 128 KiB buffer more than was counted as written.
+    for t in s["threads"].as_array().unwrap() {
+        let (d, w) = (
+            t["bytes"].as_u64().unwrap(),
+            t["bytes_written"].as_u64().unwrap(),
+        );
+        assert!(
+            d > 0 && w + 131_072 >= d,
+            "thread {}: delivered {d}, written {w}",
+            t["index"]
+        );
+    }
+    assert_close(
+        delivered as f64,
+        received as f64,
+        1.0,
+        "delivered vs received",
+    );
+}

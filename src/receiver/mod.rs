@@ -153,7 +153,11 @@ pub async fn serve(
             Protocol::Tcp => affinity::cpu_for(cfg.ports[j].cpu, j, &allowed),
             Protocol::Udp => affinity::udp_receiver_cpu_for(cfg.ports[j].cpu, j, &allowed),
         };
-        let (w, gate, flows, stop) = (w.clone(), gate.for_worker(), flows.clone(), stop.clone());
+        let (w, flows, stop) = (w.clone(), flows.clone(), stop.clone());
+        let control = stream::PortControl {
+            gate: gate.for_worker(),
+            flows: flows.clone(),
+        };
         let plan = stream::RecvPlan {
             cpu,
             size: cfg.recv_size,
@@ -172,9 +176,7 @@ pub async fn serve(
             std::thread::Builder::new()
                 .name(format!("recv-{j}"))
                 .spawn(move || match l {
-                    DataPort::Tcp(l, buf) => {
-                        stream::recv_worker(l, buf, plan, w, gate, flows, stop)
-                    }
+                    DataPort::Tcp(l, buf) => stream::recv_worker(l, buf, plan, w, control, stop),
                     DataPort::Udp(s) => udp::recv_worker(s, plan, w, flows, stop),
                 })
                 .context("create receiver worker thread")?,
@@ -213,13 +215,13 @@ pub async fn serve(
         } else {
             wait_for_flow(cfg, &flows, &mut flows_seen, interrupt).await
         };
-        let Some((t0, negotiated, conns)) = begun else {
+        let Some(begun) = begun else {
             break; // interrupted while no test was running
         };
         if cfg.role != Role::Loopback {
             notes(Note::Started);
         }
-        let report = test(cfg, t0, negotiated, conns, &workers, interrupt, notes).await;
+        let report = test(cfg, begun, &workers, interrupt, notes).await;
         gate.set_running(false);
         sessions::set(&state, State::Finished);
         let refused = gate.take_refused();
@@ -410,12 +412,10 @@ async fn wait_for_flow(
     Some((Instant::now(), cfg.timeline.cycle(), Vec::new()))
 }
 
-/// Runs one test from `t0` and reports it.
+/// Runs one test that has begun and reports it.
 async fn test(
     cfg: &Config,
-    t0: Instant,
-    negotiated: u32,
-    conns: Vec<Connection>,
+    (t0, negotiated, conns): Begun,
     workers: &[Arc<Worker>],
     interrupt: &Flag,
     notes: Notes<'_>,
@@ -452,7 +452,7 @@ async fn test(
     // Sync mode: the senders connected before 'R', so their connections are open now.
     let open_at_start = count(|w| w.open.load(Ordering::Acquire));
     let progress = |p| notes(Note::Progress(Side::Receiver, p));
-    let window = timeline::run(t0, plan, workers, &mut mon, &progress).await;
+    let window = timeline::run(t0, plan, workers, None, &mut mon, &progress).await;
     // An 'E' that ended the measurement is answered now that the test has stopped.
     for (w, owed) in mon.writers.iter_mut().zip(&mon.owed) {
         if let (Some(w), true) = (w.as_mut(), *owed) {

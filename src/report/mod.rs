@@ -56,8 +56,12 @@ pub struct ThreadResult {
     pub port: u16,
     /// Seconds this thread was measured.
     pub seconds: f64,
-    /// Bytes sent or received in the window.
+    /// Bytes in the window: on a TCP sender those delivered (acknowledged by the
+    /// receiver, from TCP_INFO), on a receiver those read.
     pub bytes: u64,
+    /// TCP sender: bytes written into the send buffers in the window (more than were
+    /// delivered by what was queued at the window's edges); None elsewhere.
+    pub bytes_written: Option<u64>,
     /// Completed send or recv calls in the window (UDP: datagrams).
     pub ops: u64,
     /// UDP receiver: what the datagrams' stamps tell about the window; null otherwise.
@@ -334,6 +338,7 @@ impl Report {
                 port: ports.get(index).copied().unwrap_or(0),
                 seconds: w.seconds,
                 bytes: b.bytes.saturating_sub(a.bytes),
+                bytes_written: a.written.zip(b.written).map(|(x, y)| y.saturating_sub(x)),
                 ops: b.ops.saturating_sub(a.ops),
                 udp: (side == Side::Receiver && cfg.protocol == crate::config::Protocol::Udp)
                     .then(|| UdpResult::between(a, b)),
@@ -466,6 +471,7 @@ pub(crate) mod fixture {
                     port: 5001 + index as u16,
                     seconds: 300.006,
                     bytes: b * 65536,
+                    bytes_written: None,
                     ops: *b,
                     udp: None,
                 })

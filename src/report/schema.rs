@@ -83,8 +83,13 @@ pub struct SideReport<'a> {
 /// Totals over all threads.
 #[derive(Debug, Serialize)]
 pub struct Totals {
-    /// Bytes moved in the window.
+    /// Bytes in the window: on a TCP sender those its connections delivered (the receiver
+    /// acknowledged them, TCP_INFO `tcpi_bytes_acked`), on a receiver those read.
     pub bytes: u64,
+    /// TCP sender: bytes written into the send buffers in the window (ntttcp-for-linux's
+    /// figure; it exceeds what was delivered by what sat queued at the window's edges);
+    /// null elsewhere.
+    pub bytes_written: Option<u64>,
     /// Bits per second (decimal: 1 Gbit/s = 10^9).
     pub bits_per_second: f64,
     /// Bytes / 2^20 / second (NTttcp's MB/s).
@@ -154,8 +159,10 @@ pub struct Thread<'a> {
     pub port: u16,
     /// Seconds measured.
     pub seconds: f64,
-    /// Bytes moved.
+    /// Bytes in the window (TCP sender: delivered, from TCP_INFO).
     pub bytes: u64,
+    /// TCP sender: bytes written into the send buffers; null elsewhere.
+    pub bytes_written: Option<u64>,
     /// Completed calls.
     pub calls: u64,
     /// Bits per second.
@@ -219,6 +226,7 @@ impl<'a> SideReport<'a> {
             buffer_len: r.buffer_len,
             totals: Totals {
                 bytes,
+                bytes_written: r.threads.iter().map(|t| t.bytes_written).sum(),
                 bits_per_second: stats::bits_per_second(r),
                 mebibytes_per_second: w.mb_per_s,
                 calls,
@@ -260,6 +268,7 @@ impl<'a> SideReport<'a> {
                     port: t.port,
                     seconds: t.seconds,
                     bytes: t.bytes,
+                    bytes_written: t.bytes_written,
                     calls: t.ops,
                     bits_per_second: if t.seconds > 0.0 {
                         t.bytes as f64 * 8.0 / t.seconds

@@ -212,23 +212,9 @@ pub fn recv_head(
 }
 
 /// TCP_INFO of a connected TCP socket; None if the kernel refuses.
-#[allow(unsafe_code)]
 pub fn tcp_info(sock: &impl AsRawFd, thread: usize, local_port: u16) -> Option<ConnInfo> {
-    // SAFETY: `info` is a plain C struct, zero-initialized and large enough for the
-    // length we pass; getsockopt writes at most `len` bytes into it and updates `len`.
-    let (rc, info) = unsafe {
-        let mut info: libc::tcp_info = std::mem::zeroed();
-        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
-        let rc = libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            (&mut info as *mut libc::tcp_info).cast(),
-            &mut len,
-        );
-        (rc, info)
-    };
-    (rc == 0).then_some(ConnInfo {
+    let info = read_tcp_info(sock.as_raw_fd())?;
+    Some(ConnInfo {
         thread,
         local_port,
         rtt_us: info.tcpi_rtt,
@@ -237,6 +223,43 @@ pub fn tcp_info(sock: &impl AsRawFd, thread: usize, local_port: u16) -> Option<C
         retransmits: info.tcpi_total_retrans,
         mss: info.tcpi_snd_mss,
     })
+}
+
+/// Bytes of a connection that its peer has acknowledged (TCP_INFO's `tcpi_bytes_acked`,
+/// Linux 4.1+): what was delivered, unlike what was written into the send buffer. `fd`
+/// must be a TCP socket its owner keeps open for the call.
+pub fn bytes_acked(fd: std::os::fd::RawFd) -> Option<u64> {
+    read_tcp_info(fd).map(|i| i.tcpi_bytes_acked)
+}
+
+/// Bytes a connected socket has received but the application has not read yet
+/// (FIONREAD); 0 if the kernel refuses. `fd` must be open for the call.
+#[allow(unsafe_code)]
+pub fn unread(fd: std::os::fd::RawFd) -> u64 {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int into `n`, which we own.
+    let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+    if rc == 0 { n.max(0) as u64 } else { 0 }
+}
+
+#[allow(unsafe_code)]
+fn read_tcp_info(fd: std::os::fd::RawFd) -> Option<libc::tcp_info> {
+    // SAFETY: `info` is a plain C struct, zero-initialized and large enough for the
+    // length we pass; getsockopt writes at most `len` bytes into it and updates `len`.
+    // A descriptor that is not (or no longer) a TCP socket only makes the call fail.
+    let (rc, info) = unsafe {
+        let mut info: libc::tcp_info = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        let rc = libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        );
+        (rc, info)
+    };
+    (rc == 0).then_some(info)
 }
 
 #[cfg(test)]
