@@ -190,6 +190,8 @@ pub struct Config {
 pub const MAX_BUFFER: usize = 1 << 30;
 /// The sender's default I/O size (ntttcp-for-linux: 128 KiB per `send()`).
 pub const DEFAULT_SEND_SIZE: usize = 128 * 1024;
+/// Windows NTttcp's buffer length (`-l`), its default for sends on a Windows-dialect line.
+pub const NTTTCP_BUFFER: usize = 64 * 1024;
 /// The receiver's default I/O size (64 KiB per `recv()`).
 pub const DEFAULT_RECV_SIZE: usize = 64 * 1024;
 /// Default base data port (the sync port is 5000).

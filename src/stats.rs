@@ -71,7 +71,7 @@ pub fn thread(t: &ThreadResult) -> ThreadFigures {
         index: t.index,
         seconds: t.seconds,
         kb_per_s: ratio(t.bytes as f64, t.seconds) / KB,
-        avg_bytes_per_compl: ratio(t.bytes as f64, t.ops as f64),
+        avg_bytes_per_compl: ratio(t.call_bytes() as f64, t.ops as f64),
     }
 }
 

@@ -542,6 +542,31 @@ fn runtime() -> io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
+/// One connection's progress through the buffer it is sending: NTttcp counts a
+/// completion when a whole buffer has been written, however many calls that took.
+#[derive(Debug, Clone, Copy, Default)]
+struct Buffer {
+    done: usize,
+}
+
+impl Buffer {
+    /// Bytes of a `len`-byte buffer still to write.
+    fn left(&self, len: usize) -> usize {
+        len - self.done
+    }
+
+    /// Records `n` more bytes written; returns the completions (0 or 1) that made.
+    fn wrote(&mut self, n: usize, len: usize) -> u64 {
+        self.done += n;
+        if self.done >= len {
+            self.done = 0;
+            1
+        } else {
+            0
+        }
+    }
+}
+
 /// Writes every socket in turn until "stop". Blocking sockets (one connection, or
 /// `--io blocking`) wait in write() up to their send timeout; with `polled` the sockets
 /// are non-blocking and the worker waits in poll() only when every one is full, so a
@@ -560,12 +585,13 @@ fn send_round_robin(
     let mut writable = polled.then(|| crate::sys::socket::Writable::new(socks));
     let len = pacers.chunk(payload.len());
     let mut at = 0;
+    let mut buffers = vec![Buffer::default(); socks.len()];
     while !stop.is_set() {
         let mut moved = false;
-        for s in socks {
-            match payload.send(s, len, &mut at) {
+        for (s, b) in socks.iter().zip(&mut buffers) {
+            match payload.send(s, b.left(len), &mut at) {
                 Ok(n) => {
-                    sent(n, 1, counters, pacers, stop);
+                    sent(n, b.wrote(n, len), counters, pacers, stop);
                     moved = true;
                 }
                 Err(e) if retry(&e) => {}
@@ -609,10 +635,10 @@ fn send_async(
                 (payload.clone(), me.clone(), pacers.clone(), stop.clone());
             tasks.spawn(async move {
                 let pump = async {
-                    let mut at = 0;
+                    let (mut at, mut b) = (0, Buffer::default());
                     loop {
-                        let n = payload.send_async(&mut s, len, &mut at).await?;
-                        me.counters.add(n);
+                        let n = payload.send_async(&mut s, b.left(len), &mut at).await?;
+                        me.counters.add_many(n, b.wrote(n, len));
                         let wait = pacers.after(n);
                         if !wait.is_zero() {
                             tokio::time::sleep(wait).await;
@@ -850,4 +876,19 @@ async fn drain(
         .retain(|&x| x != fd);
     me.open.fetch_sub(1, Ordering::Release);
     gate.closed();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_buffer_completes_once_when_all_of_it_is_written() {
+        let mut b = Buffer::default();
+        assert_eq!(b.left(100), 100);
+        assert_eq!(b.wrote(60, 100), 0, "a short write is no completion");
+        assert_eq!(b.left(100), 40, "the rest of the buffer goes next");
+        assert_eq!(b.wrote(40, 100), 1);
+        assert_eq!((b.left(100), b.wrote(100, 100)), (100, 1));
+    }
 }

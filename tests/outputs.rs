@@ -583,3 +583,30 @@ fn the_sender_counts_delivered_bytes_and_keeps_written_ones_beside_them() {
         "delivered vs received",
     );
 }
+
+/// A Windows-dialect sender sends NTttcp's 64 KiB buffers, and a buffer is one completion
+/// however many calls it took: `Avg B / Compl` is the buffer length exactly.
+#[test]
+fn windows_dialect_senders_complete_whole_64k_buffers() {
+    let dir = Scratch::new("winbuf");
+    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -ns -p 26911 -t 2");
+    crate::util::wait_listening(26912, Duration::from_secs(20));
+    let s = run(
+        &format!(
+            "-s -m 2,*,127.0.0.1 -ns -p 26911 -t 2 -xml {}",
+            dir.file("s.xml").display()
+        ),
+        Duration::from_secs(30),
+    );
+    let ro = r.wait(Duration::from_secs(30));
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    let t = &parse_tables(&s.stdout)[0];
+    for row in &t.threads {
+        assert_eq!(row.3, 65536.0, "Avg B / Compl: {row:?}");
+    }
+    assert!(
+        dir.read("s.xml").contains("<bufferLen>65536</bufferLen>"),
+        "{}",
+        dir.read("s.xml")
+    );
+}

@@ -684,7 +684,11 @@ fn to_config(
         conns_per_thread: cli.connections.unwrap_or(1),
         base_port,
         protocol,
-        send_size: size.unwrap_or(config::DEFAULT_SEND_SIZE),
+        // NTttcp's buffers are 64 KiB; ntttcp-for-linux sends 128 KiB.
+        send_size: size.unwrap_or(match dialect {
+            Dialect::Windows => config::NTTTCP_BUFFER,
+            Dialect::Linux => config::DEFAULT_SEND_SIZE,
+        }),
         fit_datagrams: cli.udp && size.is_none(),
         udp_offload: !cli.no_udp_offload,
         zero_copy: config::ZeroCopy {

@@ -271,3 +271,11 @@ fn help_and_version_are_info_not_errors() {
         "{help}"
     );
 }
+
+#[test]
+fn each_dialect_sends_its_own_default_buffer() {
+    assert_eq!(ok("-s 10.0.0.5").send_size, DEFAULT_SEND_SIZE);
+    assert_eq!(ok("-s -m 2,*,10.0.0.5 -ns").send_size, 64 * 1024);
+    assert_eq!(ok("-s -m 2,*,10.0.0.5 -ns -l 128K").send_size, 128 * 1024);
+    assert_eq!(ok("-r -m 2,*,127.0.0.1 -ns").recv_size, 64 * 1024);
+}

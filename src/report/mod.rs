@@ -68,6 +68,14 @@ pub struct ThreadResult {
     pub udp: Option<UdpResult>,
 }
 
+impl ThreadResult {
+    /// The bytes the completed calls moved (a sender's written bytes, not its delivered
+    /// ones): the numerator of NTttcp's bytes per completion.
+    pub fn call_bytes(&self) -> u64 {
+        self.bytes_written.unwrap_or(self.bytes)
+    }
+}
+
 /// A UDP receiver's accounting over the measurement window, from the sequence numbers
 /// and send times our sender stamps into each datagram.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]

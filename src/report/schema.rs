@@ -231,7 +231,7 @@ impl<'a> SideReport<'a> {
                 mebibytes_per_second: w.mb_per_s,
                 calls,
                 bytes_per_call: if calls > 0 {
-                    bytes as f64 / calls as f64
+                    r.threads.iter().map(|t| t.call_bytes()).sum::<u64>() as f64 / calls as f64
                 } else {
                     0.0
                 },

@@ -309,13 +309,14 @@ fn buffers(d: &mut Doc, w: &stats::Totals) {
     );
 }
 
-/// Total bytes / completed calls.
+/// Bytes the calls moved / completed calls.
 pub(crate) fn avg_compl(r: &Report) -> f64 {
     let ops: u64 = r.threads.iter().map(|t| t.ops).sum();
+    let bytes: u64 = r.threads.iter().map(|t| t.call_bytes()).sum();
     if ops == 0 {
         0.0
     } else {
-        r.total_bytes() as f64 / ops as f64
+        bytes as f64 / ops as f64
     }
 }
 
