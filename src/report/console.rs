@@ -91,14 +91,15 @@ fn udp_table(o: &mut String, r: &Report, total: &UdpResult, hide_per_thread: boo
     let row = |o: &mut String, name: &str, u: &UdpResult| {
         let na =
             |v: Option<f64>, w: usize| v.map_or(format!("{:>w$}", "n/a"), |v| format!("{v:>w$.3}"));
+        let count = |v: Option<u64>| v.map_or(format!("{:>12}", "n/a"), |v| format!("{v:>12}"));
         let _ = writeln!(
             o,
-            "{name:>6} {:>12} {:>12} {} {:>12} {:>12} {}",
+            "{name:>6} {:>12} {} {} {} {} {}",
             u.datagrams,
-            u.lost,
+            count(u.lost),
             na(u.loss_percent, 8),
-            u.duplicates,
-            u.out_of_order,
+            count(u.duplicates),
+            count(u.out_of_order),
             na(u.jitter_ms, 11)
         );
     };
@@ -182,10 +183,10 @@ mod tests {
             t.udp = Some(UdpResult {
                 datagrams: 1000,
                 expected: 1000 + i as u64 * 10,
-                lost: i as u64 * 10,
+                lost: Some(i as u64 * 10),
                 loss_percent: Some(i as f64 * 10.0 / (1000.0 + i as f64 * 10.0) * 100.0),
-                duplicates: 0,
-                out_of_order: 2,
+                duplicates: Some(0),
+                out_of_order: Some(2),
                 unstamped: 0,
                 jitter_ms: Some(0.25),
             });
@@ -211,6 +212,27 @@ mod tests {
         ));
         let hidden = render(&r, true);
         assert!(hidden.contains(" Total ") && !hidden.contains("     0         1000"));
+        // Only unstamped datagrams on a thread: what it lost is unknown, and so is the total.
+        let u = r.threads[1].udp.as_mut().unwrap();
+        (
+            u.expected,
+            u.lost,
+            u.loss_percent,
+            u.duplicates,
+            u.out_of_order,
+        ) = (0, None, None, None, None);
+        u.unstamped = 1000;
+        let got = render(&r, false);
+        assert!(
+            got.contains(
+                "     1         1000          n/a      n/a          n/a          n/a       0.250\n"
+            ),
+            "{got}"
+        );
+        assert!(
+            got.contains(" Total         4000          n/a      n/a          n/a          n/a"),
+            "{got}"
+        );
     }
 
     #[test]

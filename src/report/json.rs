@@ -58,17 +58,19 @@ fn tf(b: bool) -> J {
 
 /// A UDP receiver's accounting, in the file's metric/value style (the original has none).
 fn udp(u: &crate::report::UdpResult) -> J {
-    let na = |v: Option<f64>| v.map_or("NA".into(), |v| format!("{v:.3}"));
-    J::A(vec![
-        mv("datagrams", u.datagrams.to_string()),
-        mv("datagrams_expected", u.expected.to_string()),
-        mv("datagrams_lost", u.lost.to_string()),
-        mv("loss_%", na(u.loss_percent)),
-        mv("duplicates", u.duplicates.to_string()),
-        mv("out_of_order", u.out_of_order.to_string()),
-        mv("unstamped", u.unstamped.to_string()),
-        mv("jitter_ms", na(u.jitter_ms)),
-    ])
+    // What this host cannot know is left out rather than written as a number.
+    let known = |name: &'static str, v: Option<String>| v.map(|v| mv(name, v));
+    let items = [
+        Some(mv("datagrams", u.datagrams.to_string())),
+        Some(mv("datagrams_expected", u.expected.to_string())),
+        known("datagrams_lost", u.lost.map(|v| v.to_string())),
+        known("loss_%", u.loss_percent.map(|v| format!("{v:.3}"))),
+        known("duplicates", u.duplicates.map(|v| v.to_string())),
+        known("out_of_order", u.out_of_order.map(|v| v.to_string())),
+        Some(mv("unstamped", u.unstamped.to_string())),
+        known("jitter_ms", u.jitter_ms.map(|v| format!("{v:.3}"))),
+    ];
+    J::A(items.into_iter().flatten().collect())
 }
 
 /// The ntttcp-for-linux `-j` file.

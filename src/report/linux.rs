@@ -104,14 +104,15 @@ pub fn udp_lines(r: &Report, verbose: bool) -> Vec<String> {
     let mut o = Vec::new();
     let mut block = |who: String, u: &crate::report::UdpResult| {
         o.push(format!("\t {who}datagrams\t:{}", u.datagrams));
+        let count = |v: Option<u64>| v.map_or("n/a".to_string(), |v| v.to_string());
         o.push(format!(
             "\t {who}lost\t\t:{} of {} ({})",
-            u.lost,
+            count(u.lost),
             u.expected,
             na(u.loss_percent, "%")
         ));
-        o.push(format!("\t {who}duplicated\t:{}", u.duplicates));
-        o.push(format!("\t {who}out of order\t:{}", u.out_of_order));
+        o.push(format!("\t {who}duplicated\t:{}", count(u.duplicates)));
+        o.push(format!("\t {who}out of order\t:{}", count(u.out_of_order)));
         o.push(format!("\t {who}jitter\t\t:{}", na(u.jitter_ms, " ms")));
         if u.unstamped > 0 {
             o.push(format!(
@@ -267,10 +268,10 @@ mod udp_tests {
             t.udp = Some(UdpResult {
                 datagrams: 100,
                 expected: 110,
-                lost: 10,
+                lost: Some(10),
                 loss_percent: Some(10.0 / 1.1),
-                duplicates: i as u64,
-                out_of_order: 1,
+                duplicates: Some(i as u64),
+                out_of_order: Some(1),
                 unstamped: 0,
                 jitter_ms: Some(0.5),
             });
@@ -295,6 +296,18 @@ mod udp_tests {
             udp_lines(&r, false)
                 .contains(&"\t unstamped\t:7 (sent by another tool: loss unknown)".to_string())
         );
+        // Nothing stamped on a thread: unknown figures say n/a, never 0.
+        let u = r.threads[0].udp.as_mut().unwrap();
+        (
+            u.expected,
+            u.lost,
+            u.duplicates,
+            u.out_of_order,
+            u.loss_percent,
+        ) = (0, None, None, None, None);
+        let got = udp_lines(&r, false);
+        assert_eq!(got[1], "\t lost\t\t:n/a of 330 (n/a)");
+        assert_eq!(got[2], "\t duplicated\t:n/a");
     }
 }
 

@@ -84,14 +84,15 @@ pub struct UdpResult {
     pub datagrams: u64,
     /// Stamped datagrams the sequence numbers say were sent in the window.
     pub expected: u64,
-    /// Of those, datagrams that never arrived.
-    pub lost: u64,
+    /// Of those, datagrams that never arrived; null (unknown) when only unstamped
+    /// datagrams came, whose loss no sequence number tells.
+    pub lost: Option<u64>,
     /// lost / expected × 100; null when nothing stamped was expected.
     pub loss_percent: Option<f64>,
-    /// Datagrams received more than once.
-    pub duplicates: u64,
-    /// Datagrams that arrived after a higher sequence number.
-    pub out_of_order: u64,
+    /// Datagrams received more than once; null (unknown) as `lost`.
+    pub duplicates: Option<u64>,
+    /// Datagrams that arrived after a higher sequence number; null (unknown) as `lost`.
+    pub out_of_order: Option<u64>,
     /// Datagrams without our stamp (sent by another tool): their loss is unknown.
     pub unstamped: u64,
     /// RFC 3550 interarrival jitter at the end of the window, mean over the flows,
@@ -105,29 +106,39 @@ impl UdpResult {
         let (x, y) = (&a.udp, &b.udp);
         let expected = y.expected.saturating_sub(x.expected);
         let received = y.received.saturating_sub(x.received);
+        let unstamped = y.unstamped.saturating_sub(x.unstamped);
+        // Only unstamped datagrams: nothing says what was lost, doubled or reordered.
+        let known = |v: u64| (expected > 0 || unstamped == 0).then_some(v);
         let lost = expected.saturating_sub(received);
         Self {
             datagrams: b.ops.saturating_sub(a.ops),
             expected,
-            lost,
+            lost: known(lost),
             loss_percent: percent(lost, expected),
-            duplicates: y.duplicates.saturating_sub(x.duplicates),
-            out_of_order: y.out_of_order.saturating_sub(x.out_of_order),
-            unstamped: y.unstamped.saturating_sub(x.unstamped),
+            duplicates: known(y.duplicates.saturating_sub(x.duplicates)),
+            out_of_order: known(y.out_of_order.saturating_sub(x.out_of_order)),
+            unstamped,
             jitter_ms: y.jitter_ms(),
         }
     }
 
-    /// The sum of several threads' results; jitter is the mean of those that have one.
+    /// The sum of several threads' results: a figure unknown on any thread is unknown in
+    /// total; jitter is the mean of the threads that have one.
     pub fn sum<'a>(all: impl IntoIterator<Item = &'a Self>) -> Self {
-        let mut t = Self::default();
+        let mut t = Self {
+            lost: Some(0),
+            duplicates: Some(0),
+            out_of_order: Some(0),
+            ..Self::default()
+        };
+        let add = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
         let (mut jitter, mut n) = (0.0, 0);
         for u in all {
             t.datagrams += u.datagrams;
             t.expected += u.expected;
-            t.lost += u.lost;
-            t.duplicates += u.duplicates;
-            t.out_of_order += u.out_of_order;
+            t.lost = add(t.lost, u.lost);
+            t.duplicates = add(t.duplicates, u.duplicates);
+            t.out_of_order = add(t.out_of_order, u.out_of_order);
             t.unstamped += u.unstamped;
             if let Some(j) = u.jitter_ms {
                 jitter += j;
@@ -135,7 +146,7 @@ impl UdpResult {
             }
         }
         t.jitter_ms = (n > 0).then(|| jitter / f64::from(n));
-        t.loss_percent = percent(t.lost, t.expected);
+        t.loss_percent = t.lost.and_then(|l| percent(l, t.expected));
         t
     }
 }

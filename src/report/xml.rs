@@ -258,13 +258,23 @@ fn udp(d: &mut Doc, depth: usize, u: Option<&crate::report::UdpResult>) {
     let depth = depth + 1;
     d.metric(depth, "datagrams", "count", u.datagrams);
     d.metric(depth, "datagrams_expected", "count", u.expected);
-    d.metric(depth, "datagrams_lost", "count", u.lost);
-    let na = |v: Option<f64>| v.map_or("NA".into(), |v| format!("{v:.3}"));
-    d.metric(depth, "loss", "%", na(u.loss_percent));
-    d.metric(depth, "duplicates", "count", u.duplicates);
-    d.metric(depth, "out_of_order", "count", u.out_of_order);
+    // What this host cannot know is left out rather than written as a number.
+    if let Some(lost) = u.lost {
+        d.metric(depth, "datagrams_lost", "count", lost);
+    }
+    if let Some(p) = u.loss_percent {
+        d.metric(depth, "loss", "%", format!("{p:.3}"));
+    }
+    if let Some(v) = u.duplicates {
+        d.metric(depth, "duplicates", "count", v);
+    }
+    if let Some(v) = u.out_of_order {
+        d.metric(depth, "out_of_order", "count", v);
+    }
     d.metric(depth, "unstamped", "count", u.unstamped);
-    d.metric(depth, "jitter", "ms", na(u.jitter_ms));
+    if let Some(j) = u.jitter_ms {
+        d.metric(depth, "jitter", "ms", format!("{j:.3}"));
+    }
     d.close(depth - 1, "udp");
 }
 
