@@ -112,11 +112,12 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// Exit status: the test completed but its throughput was below `--min-throughput`.
 pub const EXIT_BELOW_MIN: u8 = 3;
 
-/// The exit status for a run that measured something: a failure beats an interruption
-/// beats a throughput below `min_bps` (bits/s) beats success. The floor is checked against the
+/// The exit status for a run that measured something: a failure (or a stall longer than
+/// `max_stall`) beats an interruption beats a throughput below `min_bps` (bits/s) beats success. The floor is checked against the
 /// receiver's figures when this process has them (loopback), else against every report.
-pub fn exit_status(outcome: &Outcome, min_bps: Option<f64>) -> u8 {
-    if outcome.failed() {
+pub fn exit_status(outcome: &Outcome, min_bps: Option<f64>, max_stall: Option<Duration>) -> u8 {
+    let stalled = |r: &Report| max_stall.is_some_and(|m| r.longest_stall.seconds > m.as_secs_f64());
+    if outcome.failed() || outcome.reports.iter().any(stalled) {
         return EXIT_FAILURE;
     }
     if outcome.interrupted() {
@@ -266,7 +267,8 @@ mod tests {
         };
         let plan = Some(300.0);
         let fault = End::Fault("lost".into());
-        let status = |ends: Vec<(End, Option<f64>)>, min: Option<f64>| exit_status(&o(ends), min);
+        let status =
+            |ends: Vec<(End, Option<f64>)>, min: Option<f64>| exit_status(&o(ends), min, None);
         assert_eq!(status(vec![(End::Completed, plan)], None), 0);
         // The peer cut a planned test short: a failure; in continuous mode it is the end.
         assert_eq!(status(vec![(End::PeerEnded, plan)], None), 1);
@@ -290,5 +292,14 @@ mod tests {
             1,
             "a fault outranks the floor"
         );
+        let mut stalled = o(vec![(End::Completed, plan)]);
+        stalled.reports[0].longest_stall.seconds = 2.1;
+        let max = |s: f64| Some(Duration::from_secs_f64(s));
+        assert_eq!(
+            exit_status(&stalled, None, max(2.0)),
+            1,
+            "a stall past --max-stall"
+        );
+        assert_eq!(exit_status(&stalled, None, max(3.0)), 0);
     }
 }

@@ -68,7 +68,7 @@ fn main() -> ExitCode {
         n => term.note(n),
     };
     let status = match ntttcp::run(&config, &interrupt, &notes) {
-        Ok(outcome) => ntttcp::exit_status(&outcome, look.min_throughput),
+        Ok(outcome) => ntttcp::exit_status(&outcome, look.min_throughput, look.max_stall),
         Err(e) if e.is::<Interrupted>() => {
             term.err(&format!("ntttcp: {e}"));
             ntttcp::EXIT_INTERRUPTED

@@ -224,6 +224,9 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     if let Some(e) = report.ended_early() {
         notes(Note::Warn(format!("test ended early: {}", e.line())));
     }
+    if let Some(d) = report.disturbance() {
+        notes(Note::Warn(format!("test disturbed: {d}")));
+    }
     notes(Note::Report(Box::new(report.clone())));
     Ok(report)
 }

@@ -188,6 +188,8 @@ pub struct Window {
     pub seconds: f64,
     /// The length it was planned to have; None in continuous mode.
     pub planned: Option<f64>,
+    /// The longest span of it in which no byte moved.
+    pub stall: Stall,
     /// Per-worker counters at the start of the window.
     pub start: Vec<Sample>,
     /// Same, at the end.
@@ -267,6 +269,7 @@ pub async fn run<M: Monitor>(
         return Window {
             seconds: 0.0,
             planned: plan.measure.map(|d| d.as_secs_f64()),
+            stall: Stall::default(),
             start: now.clone(),
             end: now,
             sys_start: sys.clone(),
@@ -284,7 +287,7 @@ pub async fn run<M: Monitor>(
         go();
     }
     let end_at = plan.measure.map(|d| m0 + d);
-    let ev = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
+    let (ev, stall) = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
     let end = sample(workers);
     // The two sides' clocks start one handshake apart, so a peer that finished its own
     // cycle may close while our last moments are still being counted: that is the end
@@ -318,6 +321,7 @@ pub async fn run<M: Monitor>(
     Window {
         seconds,
         planned: plan.measure.map(|d| d.as_secs_f64()),
+        stall,
         start,
         end,
         sys_start,
@@ -326,7 +330,58 @@ pub async fn run<M: Monitor>(
     }
 }
 
-/// The measurement phase: waits for its end or an event, sampling every interval.
+/// How often the measurement looks for bytes moving (the resolution of stalls).
+pub const STALL_STEP: Duration = Duration::from_millis(100);
+
+/// The longest span of the measurement in which no byte moved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Stall {
+    /// Its length, seconds (0 when bytes moved at every look).
+    pub seconds: f64,
+    /// When it began, seconds into the measurement.
+    pub from_s: f64,
+}
+
+/// Follows the workers' byte total and keeps the longest span in which it did not move.
+struct StallWatch {
+    m0: Instant,
+    last_total: u64,
+    /// When the total last moved (or the measurement began).
+    moved_at: Instant,
+    longest: Stall,
+}
+
+impl StallWatch {
+    fn new(m0: Instant, total: u64) -> Self {
+        Self {
+            m0,
+            last_total: total,
+            moved_at: m0,
+            longest: Stall::default(),
+        }
+    }
+
+    /// Looks at the total at `now`; a stopped process's own pause shows as a span too.
+    fn look(&mut self, now: Instant, total: u64) {
+        let quiet = now.saturating_duration_since(self.moved_at).as_secs_f64();
+        if quiet > self.longest.seconds && total == self.last_total {
+            self.longest = Stall {
+                seconds: quiet,
+                from_s: self
+                    .moved_at
+                    .saturating_duration_since(self.m0)
+                    .as_secs_f64(),
+            };
+        }
+        if total != self.last_total {
+            self.last_total = total;
+            self.moved_at = now;
+        }
+    }
+}
+
+/// The measurement phase: waits for its end or an event, looking for stalls every
+/// `STALL_STEP` and reporting every interval.
 async fn measure<M: Monitor>(
     m0: Instant,
     end_at: Option<Instant>,
@@ -335,21 +390,29 @@ async fn measure<M: Monitor>(
     workers: &[Arc<Worker>],
     mon: &mut M,
     progress: &dyn Fn(Progress),
-) -> Option<Event> {
-    let Some(every) = plan.interval.filter(|d| !d.is_zero()) else {
-        return wait_until(end_at, mon, Phase::Measure).await;
-    };
+) -> (Option<Event>, Stall) {
+    let every = plan.interval.filter(|d| !d.is_zero());
+    let mut stalls = StallWatch::new(m0, total(workers));
     let mut last = start.to_vec();
     let mut last_t = 0.0;
-    let mut tick = m0 + every;
+    let mut report_at = every.map(|e| m0 + e);
     loop {
-        let target = end_at.map_or(tick, |e| e.min(tick));
+        let step = Instant::now() + STALL_STEP;
+        let target = [Some(step), end_at, report_at]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(step);
         let ev = wait_until(Some(target), mon, Phase::Measure).await;
-        let now = sample(workers);
+        stalls.look(Instant::now(), total(workers));
+        let done = ev.is_some() || end_at.is_some_and(|e| Instant::now() >= e);
+        let due = report_at.is_some_and(|r| Instant::now() >= r);
         let t = m0.elapsed().as_secs_f64();
-        let done = ev.is_some() || Some(target) == end_at;
         // The last, possibly shorter, interval ends with the measurement, however it ends.
-        if !done || t - last_t > 0.001 {
+        if let Some(every) = every
+            && (due || done && t - last_t > 0.001)
+        {
+            let now = sample(workers);
             progress(Progress::Interval(IntervalSample {
                 start_s: last_t,
                 end_s: t,
@@ -361,12 +424,12 @@ async fn measure<M: Monitor>(
                 planned_s: plan.measure.map(|d| d.as_secs_f64()),
                 udp_loss: IntervalLoss::between(&last, &now),
             }));
+            (last, last_t) = (now, t);
+            report_at = report_at.map(|r| r + every);
         }
         if done {
-            return ev;
+            return (ev, stalls.longest);
         }
-        (last, last_t) = (now, t);
-        tick += every;
     }
 }
 
@@ -600,6 +663,27 @@ mod progress_tests {
         assert_eq!(first.thread_bytes, vec![0]);
         assert_eq!(first.planned_s, Some(0.35));
         assert_eq!(first.udp_loss, None, "nothing stamped was expected");
+    }
+
+    #[test]
+    fn the_longest_span_without_bytes_is_kept() {
+        let m0 = Instant::now();
+        let at = |ms: u64| m0 + Duration::from_millis(ms);
+        let mut w = StallWatch::new(m0, 0);
+        w.look(at(100), 10);
+        w.look(at(200), 20);
+        // Dead from 200 ms (the last move) to 2300 ms, then moving again.
+        for ms in (300..=2300).step_by(100) {
+            w.look(at(ms), 20);
+        }
+        w.look(at(2400), 30);
+        assert_eq!(w.longest.from_s, 0.2);
+        assert!((w.longest.seconds - 2.1).abs() < 1e-9, "{:?}", w.longest);
+        // A shorter stall later does not replace it; one running to the end counts.
+        w.look(at(3000), 30);
+        assert!((w.longest.seconds - 2.1).abs() < 1e-9);
+        w.look(at(5000), 30);
+        assert_eq!((w.longest.from_s, w.longest.seconds), (2.4, 2.6));
     }
 
     #[test]

@@ -457,3 +457,40 @@ fn sender_resolves_host_names_over_ipv4_and_ipv6() {
         o.stderr
     );
 }
+
+/// A path dead for 2 s, well inside --timeout: the test completes, but each side reports
+/// the stall (JSON `longest_stall_s`, a warning), and `--max-stall 1` makes it exit 1.
+#[test]
+fn a_short_outage_is_reported_as_a_stall() {
+    let h = TwoHosts::new("st", 10);
+    let m = format!("-m 1,*,{} -p 23401 -t 8", h.ip_b);
+    let r = spawn_in(
+        &h.b,
+        "receiver",
+        &format!("-r {m} --format json --max-stall 1"),
+    );
+    crate::util::wait_listening_in(&h.b, 23400, Duration::from_secs(20));
+    let s = spawn_in(&h.a, "sender", &format!("-s {m} --interval 0.2"));
+    s.wait_for_stdout("Gbit/s", Duration::from_secs(20));
+    h.exec(&h.a, &format!("ip link set {} down", h.dev_a));
+    // The outage itself lasts two seconds (the scenario, not a wait for a state).
+    std::thread::sleep(Duration::from_secs(2));
+    h.exec(&h.a, &format!("ip link set {} up", h.dev_a));
+    let so = s.wait(Duration::from_secs(30));
+    let ro = r.wait(Duration::from_secs(30));
+    assert_eq!(so.code(), Some(0), "no --max-stall on the sender: {so:?}");
+    assert!(
+        so.stderr.contains("test disturbed: no data moved for"),
+        "{}",
+        so.stderr
+    );
+    assert_eq!(ro.code(), Some(1), "--max-stall 1: {ro:?}");
+    let doc: serde_json::Value = serde_json::from_str(&ro.stdout).expect("JSON");
+    let rep = &doc["reports"][0];
+    let stall = rep["longest_stall_s"].as_f64().unwrap();
+    let from = rep["longest_stall_from_s"].as_f64().unwrap();
+    eprintln!("FAULT 2 s outage: receiver stall {stall:.1} s from {from:.1} s");
+    assert!((1.5..7.0).contains(&stall), "{rep}");
+    assert!(from > 0.0 && from < 6.0, "{rep}");
+    assert_eq!(rep["end"]["kind"], "completed", "{rep}");
+}

@@ -222,7 +222,13 @@ fn datagrams_without_our_stamp_are_counted_and_their_loss_is_unknown() {
     for file in ["r.xml", "r.json"] {
         let text = dir.read(file);
         assert!(text.contains("datagrams_expected"), "{file}: {text}");
-        for unknown in ["datagrams_lost", "duplicates", "out_of_order", "\"jitter_ms\"", "<jitter "] {
+        for unknown in [
+            "datagrams_lost",
+            "duplicates",
+            "out_of_order",
+            "\"jitter_ms\"",
+            "<jitter ",
+        ] {
             assert!(!text.contains(unknown), "{file} has {unknown}: {text}");
         }
     }

@@ -325,17 +325,31 @@ pub(crate) fn exclusive() -> std::sync::MutexGuard<'static, ()> {
 /// Waits (bounded) until something listens on TCP `port` of this host, reading
 /// /proc/net/tcp and tcp6 (no connection is made, so the listener sees nothing).
 pub(crate) fn wait_listening(port: u16, limit: Duration) {
+    wait_listening_with(port, limit, |f| {
+        std::fs::read_to_string(f).unwrap_or_default()
+    });
+}
+
+/// `wait_listening` inside network namespace `ns` (its /proc/net tables via `ip netns exec`).
+pub(crate) fn wait_listening_in(ns: &str, port: u16, limit: Duration) {
+    wait_listening_with(port, limit, |f| {
+        Command::new("ip")
+            .args(["netns", "exec", ns, "cat", f])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    });
+}
+
+fn wait_listening_with(port: u16, limit: Duration, read: impl Fn(&str) -> String) {
     let start = Instant::now();
     let needle = format!(":{port:04X} ");
     loop {
         let listening = ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
-            std::fs::read_to_string(f)
-                .unwrap_or_default()
-                .lines()
-                .any(|l| {
-                    let cols: Vec<&str> = l.split_whitespace().collect();
-                    cols.len() > 3 && format!("{} ", cols[1]).ends_with(&needle) && cols[3] == "0A"
-                })
+            read(f).lines().any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() > 3 && format!("{} ", cols[1]).ends_with(&needle) && cols[3] == "0A"
+            })
         });
         if listening {
             return;

@@ -295,6 +295,11 @@ pub struct Cli {
     #[arg(long = "min-throughput", value_name = "RATE")]
     pub min_throughput: Option<Rate>,
 
+    /// After printing, exit 1 if no data moved for longer than SECS at any one time during
+    /// the measurement (stalls are tracked every 0.1 s).
+    #[arg(long = "max-stall", value_name = "SECS", value_parser = parse_interval)]
+    pub max_stall: Option<Duration>,
+
     /// Data path of sender workers: auto (blocking for one connection per thread), blocking
     /// or async.
     #[arg(long = "io", value_name = "MODE", hide = true, value_parser = parse_io_mode)]
@@ -367,6 +372,8 @@ pub struct Presentation {
     pub plot: Option<OutputFile>,
     /// Exit 3 below this many bits per second.
     pub min_throughput: Option<f64>,
+    /// Exit 1 when a stall was longer than this.
+    pub max_stall: Option<Duration>,
     /// How results are shown on stdout.
     pub format: Format,
     /// Interval reports asked for with `--interval`.
@@ -421,6 +428,7 @@ pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
         xml_windows: file(&cli.xml_windows, "xml-windows")?,
         plot: file(&cli.plot, "plot")?,
         min_throughput: cli.min_throughput.map(|r| r.0),
+        max_stall: cli.max_stall,
         format: cli.format.unwrap_or_default(),
         interval: cli.interval,
         quiet: cli.quiet,

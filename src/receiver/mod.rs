@@ -498,6 +498,9 @@ async fn test(
     if let Some(e) = report.ended_early() {
         notes(Note::Warn(format!("test ended early: {}", e.line())));
     }
+    if let Some(d) = report.disturbance() {
+        notes(Note::Warn(format!("test disturbed: {d}")));
+    }
     report
 }
 

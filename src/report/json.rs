@@ -219,6 +219,13 @@ pub fn linux(r: &Report) -> String {
         top.push(("tcpAverageRtt metric", s(format!("{rtt} us"))));
     }
     top.push(("os", s(r.os.replace('\n', " "))));
+    top.push((
+        "longestStall",
+        mv("s", format!("{:.3}", r.longest_stall.seconds)),
+    ));
+    if let Some(o) = r.window_overrun_s() {
+        top.push(("windowOverrun", mv("s", format!("{o:.3}"))));
+    }
     if let Some(e) = r.ended_early() {
         let mut early = vec![
             ("by", s(e.by)),
@@ -250,6 +257,9 @@ mod tests {
         let mut r = seed_report();
         r.params.verbose = true;
         let got = linux(&r);
+        if std::env::var_os("NTTTCP_BLESS").is_some() {
+            std::fs::write("tests/fixtures/seed-linux.json", &got).unwrap();
+        }
         let want = include_str!("../../tests/fixtures/seed-linux.json");
         for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
             assert_eq!(g, w, "line {}", i + 1);

@@ -43,6 +43,9 @@ pub fn extra_lines(r: &Report) -> Vec<String> {
     if let Some(e) = r.ended_early() {
         o.push(format!("test ended early\t:{}", e.line()));
     }
+    if let Some(d) = r.disturbance() {
+        o.push(format!("test disturbed\t:{d}"));
+    }
     let z = r.params.zero_copy;
     if z.sendfile && r.side == Side::Sender {
         o.push(
@@ -152,6 +155,10 @@ pub fn render(r: &Report, verbose: bool) -> String {
     }
     line("#####  Totals:  #####".into());
     line(format!("test duration\t:{:.2} seconds", r.realtime_s));
+    line(format!(
+        "longest stall\t:{:.2} seconds (from {:.2} s)",
+        r.longest_stall.seconds, r.longest_stall.from_s
+    ));
     line(format!("total bytes\t:{}", r.total_bytes()));
     line(format!(
         "\t throughput\t:{}",
@@ -220,6 +227,7 @@ mod tests {
             "INFO: 4 connections tested".into(),
             "INFO: #####  Totals:  #####".into(),
             "INFO: test duration\t:300.01 seconds".into(),
+            "INFO: longest stall\t:0.00 seconds (from 0.00 s)".into(),
             format!("INFO: total bytes\t:{bytes}"),
             format!("INFO: \t throughput\t:{gbps:.2}Mbps"),
             "INFO: \t retrans segs\t:60412".into(),

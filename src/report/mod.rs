@@ -227,6 +227,8 @@ pub struct Report {
     pub realtime_s: f64,
     /// The length the window was planned to have, seconds; None in continuous mode.
     pub planned_s: Option<f64>,
+    /// The longest span of the window in which no byte moved (100 ms resolution).
+    pub longest_stall: crate::timeline::Stall,
     /// Per-thread results, by index.
     pub threads: Vec<ThreadResult>,
     /// Data connections this side had.
@@ -301,7 +303,42 @@ impl EarlyEnd {
     }
 }
 
+/// A window that ran more than this fraction past its plan says by how much.
+pub const OVERRUN_NOTED: f64 = 0.01;
+
+/// A stall at least this long is worth a warning (TCP's own recovery takes 0.2 s).
+pub const STALL_NOTED_S: f64 = 0.5;
+
 impl Report {
+    /// Seconds the window ran past its plan, when more than `OVERRUN_NOTED` of it (a side
+    /// that was itself stopped or starved stretches its window).
+    pub fn window_overrun_s(&self) -> Option<f64> {
+        let planned = self.planned_s?;
+        let over = self.realtime_s - planned;
+        (over > planned * OVERRUN_NOTED).then_some(over)
+    }
+
+    /// One line about the longest stall and any overrun, when there is something to say.
+    pub fn disturbance(&self) -> Option<String> {
+        let s = self.longest_stall;
+        let stall = (s.seconds >= STALL_NOTED_S).then(|| {
+            format!(
+                "no data moved for {:.1} s from {:.1} s",
+                s.seconds, s.from_s
+            )
+        });
+        let over = self.window_overrun_s().map(|o| {
+            format!(
+                "the window ran {o:.2} s past its planned {:.2} s",
+                self.planned_s.unwrap_or(0.0)
+            )
+        });
+        match (stall, over) {
+            (None, None) => None,
+            (a, b) => Some(a.into_iter().chain(b).collect::<Vec<_>>().join("; ")),
+        }
+    }
+
     /// How the measurement fell short of its plan, if it did. A continuous test
     /// (no plan) ends normally when the user or the peer stops it.
     pub fn ended_early(&self) -> Option<EarlyEnd> {
@@ -371,6 +408,7 @@ impl Report {
             buffer_len,
             realtime_s: w.seconds,
             planned_s: w.planned,
+            longest_stall: w.stall,
             threads,
             connections,
             cpu_count,
@@ -482,6 +520,7 @@ pub(crate) mod fixture {
             buffer_len: 65536,
             realtime_s: 300.00515,
             planned_s: Some(300.0),
+            longest_stall: Default::default(),
             threads: buffers
                 .iter()
                 .enumerate()
@@ -566,6 +605,31 @@ mod tests {
         assert_eq!(j["ntttcpr"]["endedEarly"]["plannedSeconds"], "6.000", "{j}");
         let view = serde_json::to_value(schema::EndView::of(&r)).unwrap();
         assert_eq!(view["early"]["by"], "sender", "{view}");
+    }
+
+    #[test]
+    fn stalls_and_overruns_are_said_in_every_format() {
+        let mut r = cut_short(End::Completed, Some(10.0));
+        assert_eq!(r.disturbance(), None);
+        r.realtime_s = 11.96;
+        r.longest_stall = crate::timeline::Stall {
+            seconds: 2.1,
+            from_s: 2.0,
+        };
+        assert!((r.window_overrun_s().unwrap() - 1.96).abs() < 1e-9);
+        let line = r.disturbance().unwrap();
+        assert_eq!(
+            line,
+            "no data moved for 2.1 s from 2.0 s; the window ran 1.96 s past its planned 10.00 s"
+        );
+        assert!(console::render(&r, false).contains(&format!("test disturbed\t:{line}")));
+        assert!(linux::render(&r, false).contains("longest stall\t:2.10 seconds (from 2.00 s)"));
+        assert!(xml::linux(&r).contains("<window_overrun metric=\"s\">1.960</window_overrun>"));
+        let doc = serde_json::to_value(schema::SideReport::new(&r)).unwrap();
+        assert_eq!(doc["longest_stall_s"], 2.1);
+        // Within 1 % of the plan is no overrun.
+        r.realtime_s = 10.09;
+        assert_eq!(r.window_overrun_s(), None);
     }
 
     #[test]

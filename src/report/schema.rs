@@ -50,6 +50,13 @@ pub struct SideReport<'a> {
     pub negotiated_cycle_s: Option<u32>,
     /// Length of the measurement window, seconds.
     pub duration_s: f64,
+    /// The longest span of the window in which no byte moved, seconds (100 ms steps).
+    pub longest_stall_s: f64,
+    /// When that span began, seconds into the window.
+    pub longest_stall_from_s: f64,
+    /// Seconds the window ran past its plan when more than 1 % (a stopped or starved
+    /// side); null otherwise.
+    pub window_overrun_s: Option<f64>,
     /// Data connections of this side.
     pub connections: usize,
     /// Bytes per send()/recv() call.
@@ -222,6 +229,9 @@ impl<'a> SideReport<'a> {
             params: &r.params,
             negotiated_cycle_s: r.negotiated_cycle_s,
             duration_s: r.realtime_s,
+            longest_stall_s: r.longest_stall.seconds,
+            longest_stall_from_s: r.longest_stall.from_s,
+            window_overrun_s: r.window_overrun_s(),
             connections: r.connections,
             buffer_len: r.buffer_len,
             totals: Totals {

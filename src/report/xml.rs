@@ -187,8 +187,17 @@ pub fn linux(r: &Report) -> String {
 }
 
 /// `<ended_early by=".." measured_s=".." planned_s="..">reason</ended_early>` when the
-/// measurement fell short of its plan; absent otherwise.
+/// measurement fell short of its plan; and the longest stall, with any overrun.
 fn ended_early(d: &mut Doc, r: &Report) {
+    d.metric(
+        1,
+        "longest_stall",
+        "s",
+        format!("{:.3}", r.longest_stall.seconds),
+    );
+    if let Some(o) = r.window_overrun_s() {
+        d.metric(1, "window_overrun", "s", format!("{o:.3}"));
+    }
     if let Some(e) = r.ended_early() {
         let planned = e
             .planned_s
@@ -485,6 +494,9 @@ mod tests {
         let mut r = seed_report();
         r.params.verbose = true;
         let got = linux(&r);
+        if std::env::var_os("NTTTCP_BLESS").is_some() {
+            std::fs::write("tests/fixtures/seed-linux.xml", &got).unwrap();
+        }
         let want = include_str!("../../tests/fixtures/seed-linux.xml");
         for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
             assert_eq!(g, w, "line {}", i + 1);
@@ -495,6 +507,9 @@ mod tests {
     #[test]
     fn windows_file_matches_the_golden_copy() {
         let got = windows(&seed_report(), false);
+        if std::env::var_os("NTTTCP_BLESS").is_some() {
+            std::fs::write("tests/fixtures/seed-windows.xml", &got).unwrap();
+        }
         let want = include_str!("../../tests/fixtures/seed-windows.xml");
         for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
             assert_eq!(g, w, "line {}", i + 1);
