@@ -188,10 +188,10 @@ fn the_descriptor_check_counts_exactly_what_the_run_opens() {
 
 #[test]
 fn source_address_and_pinned_ports_are_seen_by_the_receiver() {
-    // Any 127.x address is local: the sender binds to 127.0.0.2, ports from 30001.
+    // Any 127.x address is local: the sender binds to 127.0.0.2, ports from 28931.
     let r = spawn("receiver", "-r -P 2 -p 28951 -t 1 --format json");
     let s = run(
-        "-s 127.0.0.1 -P 2 -n 2 -l 2 -p 28951 -t 1 -a 127.0.0.2 -f 30001",
+        "-s 127.0.0.1 -P 2 -n 2 -l 2 -p 28951 -t 1 -a 127.0.0.2 -f 28931",
         LIMIT,
     );
     let ro = r.wait(LIMIT);
@@ -204,8 +204,8 @@ fn source_address_and_pinned_ports_are_seen_by_the_receiver() {
         .map(|p| p.as_str().unwrap().to_string())
         .collect();
     peers.sort();
-    // Connection i of thread k uses 30001 + k*l + i (spec 1.4: 30001...30008).
-    let want: Vec<String> = (30001..=30008).map(|p| format!("127.0.0.2:{p}")).collect();
+    // Connection i of thread k uses F + k*l + i (as ntttcp-for-linux numbers them).
+    let want: Vec<String> = (28931..=28938).map(|p| format!("127.0.0.2:{p}")).collect();
     assert_eq!(peers, want);
     // The pinned range must fit, and -a must be local.
     let bad = run("-s 127.0.0.1 -P 2 -n 2 -l 2 -f 65530 -t 1", LIMIT);
@@ -239,9 +239,9 @@ fn kernel_pacing_rate_is_split_over_the_connections() {
 #[test]
 fn zero_copy_paths_move_the_same_bytes_and_every_report_says_so() {
     // -Z on a separate sender process against a copying receiver: what was sent arrives.
-    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 28951 -t 2 --format json");
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 28941 -t 2 --format json");
     let s = run(
-        "-s 127.0.0.1 -P 2 -n 1 -l 2 -p 28951 -t 2 -Z --format json",
+        "-s 127.0.0.1 -P 2 -n 1 -l 2 -p 28941 -t 2 -Z --format json",
         LIMIT,
     );
     let ro = r.wait(LIMIT);
@@ -280,7 +280,7 @@ fn zero_copy_paths_move_the_same_bytes_and_every_report_says_so() {
         "{xml}"
     );
     // Without them the parameter list is the original's.
-    let plain = run("--loopback -P 1 -p 28971 -t 1 --format linux", LIMIT);
+    let plain = run("--loopback -P 1 -p 28991 -t 1 --format linux", LIMIT);
     assert!(!plain.stdout.contains("zero-copy"), "{}", plain.stdout);
 }
 
