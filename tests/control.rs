@@ -12,11 +12,12 @@ const LIMIT: Duration = Duration::from_secs(30);
 #[test]
 fn hold_serves_one_sender_after_another_until_sigterm() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25001 -t 2 -H");
-    for _ in 0..2 {
+    for n in 1..=2 {
         let s = run("-s 127.0.0.1 -P 1 -n 1 -p 25001 -t 2", LIMIT);
         assert_eq!(s.code(), Some(0), "{s:?}");
+        // Its report is out, so the next sender finds the receiver free.
+        r.wait_for_stdout_count("#####  Totals:  #####", n, LIMIT);
     }
-    std::thread::sleep(Duration::from_millis(300));
     r.signal(15);
     let ro = r.wait(Duration::from_secs(5));
     assert_eq!(ro.code(), Some(0), "stopped between tests: {ro:?}");
@@ -35,11 +36,15 @@ fn hold_serves_one_sender_after_another_until_sigterm() {
 #[test]
 fn hold_survives_a_killed_sender_and_serves_the_next() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25101 -t 10 -H");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 25101 -t 10");
-    std::thread::sleep(Duration::from_secs(2));
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p 25101 -t 10 --interval 0.5",
+    );
+    s.wait_for_stdout("Gbit/s", LIMIT);
     s.signal(9);
     drop(s);
-    std::thread::sleep(Duration::from_millis(500));
+    // The killed test's report is out: the receiver is free for the next sender.
+    r.wait_for_stdout("#####  Totals:  #####", LIMIT);
     let ok = run("-s 127.0.0.1 -P 1 -n 1 -p 25101 -t 2", LIMIT);
     assert_eq!(ok.code(), Some(0), "the next sender is served: {ok:?}");
     r.signal(2);
@@ -68,7 +73,8 @@ fn hold_survives_a_killed_sender_and_serves_the_next() {
 fn multi_client_test_sums_all_senders() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 25201 -t 3 -M");
     let a = spawn("sender a", "-s 127.0.0.1 -P 2 -n 1 -p 25201 -t 3");
-    std::thread::sleep(Duration::from_millis(500));
+    // The last client comes once the first one waits for it.
+    a.wait_for_stderr("waiting for the last client", LIMIT);
     let b = spawn("sender b", "-s 127.0.0.1 -P 2 -n 1 -p 25201 -t 3 -L");
     let (ao, bo, ro) = (a.wait(LIMIT), b.wait(LIMIT), r.wait(LIMIT));
     for o in [&ao, &bo, &ro] {

@@ -10,6 +10,11 @@ use crate::util::{Tables, assert_close, parse_tables, run, spawn};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
+/// Two `--interval 1` lines: a side has measured two seconds.
+fn two_seconds_in(p: &crate::util::Proc) {
+    p.wait_for_stdout_count("Gbit/s", 2, LIMIT);
+}
+
 fn one_table(stdout: &str) -> Tables {
     let t = parse_tables(stdout);
     assert_eq!(t.len(), 1, "expected one set of tables:\n{stdout}");
@@ -81,8 +86,11 @@ fn one_process_loopback_mode() {
 #[test]
 fn sender_killed_mid_test_receiver_reports_time_measured() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 21401 -t 20");
-    let s = spawn("sender", "-s 127.0.0.1 -P 2 -n 1 -p 21401 -t 20");
-    std::thread::sleep(Duration::from_secs(3));
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 2 -n 1 -p 21401 -t 20 --interval 1",
+    );
+    two_seconds_in(&s);
     s.signal(9);
     let ro = r.wait(Duration::from_secs(8));
     eprintln!(
@@ -101,8 +109,11 @@ fn sender_killed_mid_test_receiver_reports_time_measured() {
 #[test]
 fn receiver_killed_mid_test_sender_notices_within_2s() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 21501 -t 20");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 21501 -t 20");
-    std::thread::sleep(Duration::from_secs(3));
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p 21501 -t 20 --interval 1",
+    );
+    two_seconds_in(&s);
     r.signal(9);
     let so = s.wait(Duration::from_secs(8));
     eprintln!(
@@ -128,8 +139,11 @@ fn receiver_killed_mid_test_sender_notices_within_2s() {
 #[test]
 fn ctrl_c_on_sender_prints_results_and_ends_receiver() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 21601 -t 20");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 21601 -t 20");
-    std::thread::sleep(Duration::from_secs(3));
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p 21601 -t 20 --interval 1",
+    );
+    two_seconds_in(&s);
     s.signal(2);
     let so = s.wait(Duration::from_secs(5));
     let ro = r.wait(Duration::from_secs(5));
@@ -148,7 +162,7 @@ fn ctrl_c_on_sender_prints_results_and_ends_receiver() {
 fn second_sender_is_told_the_receiver_is_busy() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 21701 -t 5");
     let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 21701 -t 5");
-    std::thread::sleep(Duration::from_millis(1500));
+    r.wait_for_stdout("Network activity progressing...", LIMIT);
     let busy = run(
         "-s 127.0.0.1 -P 1 -n 1 -p 21701 -t 5",
         Duration::from_secs(5),

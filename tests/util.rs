@@ -19,7 +19,9 @@ pub(crate) struct Proc {
     stdout: Option<std::thread::JoinHandle<String>>,
     stderr: Option<std::thread::JoinHandle<String>>,
     /// Everything written to stdout so far.
-    seen: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    seen: Seen,
+    /// Everything written to stderr so far.
+    seen_err: Seen,
 }
 
 type Seen = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
@@ -99,10 +101,10 @@ fn start(mut cmd: Command, label: &str, args: &str) -> Proc {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn ntttcp");
-    let seen = Seen::default();
+    let (seen, seen_err) = (Seen::default(), Seen::default());
     let (stdout, stderr) = (
         drain(child.stdout.take(), seen.clone()),
-        drain(child.stderr.take(), Seen::default()),
+        drain(child.stderr.take(), seen_err.clone()),
     );
     Proc {
         child: Some(child),
@@ -110,6 +112,7 @@ fn start(mut cmd: Command, label: &str, args: &str) -> Proc {
         stdout,
         stderr,
         seen,
+        seen_err,
     }
 }
 
@@ -120,14 +123,32 @@ impl Proc {
 
     /// Waits (bounded) until the process has written `needle` to stdout.
     pub(crate) fn wait_for_stdout(&self, needle: &str, limit: Duration) {
+        self.wait_for(&self.seen, needle, 1, limit);
+    }
+
+    /// Waits (bounded) until the process has written `needle` to stdout `n` times.
+    pub(crate) fn wait_for_stdout_count(&self, needle: &str, n: usize, limit: Duration) {
+        self.wait_for(&self.seen, needle, n, limit);
+    }
+
+    /// Waits (bounded) until the process has written `needle` to stderr.
+    pub(crate) fn wait_for_stderr(&self, needle: &str, limit: Duration) {
+        self.wait_for(&self.seen_err, needle, 1, limit);
+    }
+
+    fn wait_for(&self, seen: &Seen, needle: &str, n: usize, limit: Duration) {
         let start = Instant::now();
         loop {
-            if String::from_utf8_lossy(&self.seen.lock().unwrap()).contains(needle) {
+            if String::from_utf8_lossy(&seen.lock().unwrap())
+                .matches(needle)
+                .count()
+                >= n
+            {
                 return;
             }
             assert!(
                 start.elapsed() < limit,
-                "{} did not print {needle:?} within {limit:?}",
+                "{} did not print {needle:?} {n} time(s) within {limit:?}",
                 self.label
             );
             std::thread::sleep(Duration::from_millis(10));
