@@ -689,3 +689,26 @@ fn a_receiver_stopped_mid_test_reports_the_test_its_sender_abandoned() {
     assert!(end["early"].is_object(), "{end}");
     assert!(end["measured_s"].as_f64().unwrap() < 6.0, "{end}");
 }
+
+/// SIGTERM is an interruption: the figures measured so far, exit 130.
+#[test]
+fn sigterm_prints_the_results_and_exits_130() {
+    let (r, s) = running_pair(31901, 10, "", "");
+    s.signal(15);
+    let so = s.wait(Duration::from_secs(20));
+    assert_eq!(so.code(), Some(130), "{so:?}");
+    assert_eq!(parse_tables(&so.stdout).len(), 1, "{}", so.stdout);
+    r.signal(9);
+}
+
+/// A -H receiver stopped before it served any test exits 130 and prints no tables.
+#[test]
+fn a_hold_receiver_that_served_nothing_exits_130() {
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 31951 -t 2 -H");
+    wait_listening(31950, Duration::from_secs(20));
+    r.signal(2);
+    let ro = r.wait(Duration::from_secs(20));
+    assert_eq!(ro.code(), Some(130), "{ro:?}");
+    assert!(parse_tables(&ro.stdout).is_empty(), "{}", ro.stdout);
+    assert!(ro.stderr.contains("interrupted"), "{}", ro.stderr);
+}

@@ -309,3 +309,22 @@ fn udp_receiver_skipping_the_copy_still_reads_every_stamp() {
     assert!(udp["jitter_ms"].is_number(), "{udp}");
     assert_eq!(udp["unstamped"], 0);
 }
+
+/// `-B` holds from the first byte: without a warm-up the receiver's whole window is at
+/// the rate (a bucket that started full would show a burst above it).
+#[test]
+fn bandwidth_limit_holds_from_the_first_byte() {
+    let _quiet = crate::util::exclusive();
+    let m = "-m 1,*,127.0.0.1 -p 28651 -t 2";
+    let r = spawn("receiver", &format!("-r {m} --format json"));
+    crate::util::wait_listening(28650, LIMIT);
+    let s = run(&format!("-s {m} -B 200M"), LIMIT);
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+    let got = json(&ro.stdout)["reports"][0]["totals"]["bits_per_second"]
+        .as_f64()
+        .unwrap();
+    let err = (got - 200e6).abs() / 200e6 * 100.0;
+    eprintln!("RATE -B 200M without warm-up: receiver measured {got:.0} bit/s ({err:.2}% off)");
+    assert!(err <= 2.0, "{got} bit/s, {err:.2}% off");
+}
