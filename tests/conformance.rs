@@ -126,8 +126,11 @@ fn stock_sender_against_our_receiver_normal_run() {
     let t = &parse_tables(&o.stdout)[0];
     assert_eq!(t.threads.len(), 2, "one row per port");
     assert_close(t.realtime, 2.0, 5.0, "receiver measured the negotiated 2 s");
+    // The receiver counted at most what was sent, and most of it: its 2 s window covers
+    // most of the ~2.3 s the stock sender blasted.
+    let got = t.meg * 1048576.0;
     assert!(
-        t.meg * 1048576.0 <= sent as f64 && t.meg > 1.0,
+        got <= sent as f64 && got >= 0.5 * sent as f64,
         "{t:?} sent {sent}"
     );
 }

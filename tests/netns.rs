@@ -228,8 +228,8 @@ fn receiver_address_of_another_host_is_a_usage_error() {
 }
 
 /// Runs a 10 s test across the veth pair with a 2 s deadline, applies `fault` 3 s in, and
-/// checks that both sides end by themselves within the cycle plus 5 s, exit 1 and print
-/// what they measured before the fault.
+/// checks that both sides end by themselves within --timeout + 1.5 s of the fault, exit 1
+/// and print what they measured before it.
 fn fault_mid_test(tag: &str, net: u8, port: u16, fault: impl FnOnce(&TwoHosts)) {
     let Some(h) = TwoHosts::new(tag, net) else {
         return;
@@ -256,8 +256,10 @@ fn fault_mid_test(tag: &str, net: u8, port: u16, fault: impl FnOnce(&TwoHosts)) 
             t[0]
         );
         assert!(t[0].meg > 1.0, "{who}: {:?}", t[0]);
+        // The product's promise: no data for --timeout (2 s), then the results within
+        // 1.5 s more (the end-of-test exchange and the workers' join are bounded).
         assert!(
-            end < Duration::from_secs(7 + 5),
+            end <= Duration::from_millis(2000 + 1500),
             "{who} took {end:?} after the fault"
         );
         eprintln!(
