@@ -340,3 +340,66 @@ fn receiver_intervals_carry_the_loss_of_each_interval() {
     assert!(expected > 8000, "{expected}");
     assert!(intervals("sender").iter().all(|l| l["udp_loss"].is_null()));
 }
+
+/// One stamped datagram as our sender writes it: magic, session, sequence, send time
+/// (network byte order), then filler.
+fn stamped(session: u32, seq: u64, sent_ns: u64) -> Vec<u8> {
+    let mut d = Vec::with_capacity(200);
+    d.extend_from_slice(b"nTu1");
+    d.extend_from_slice(&session.to_be_bytes());
+    d.extend_from_slice(&seq.to_be_bytes());
+    d.extend_from_slice(&sent_ns.to_be_bytes());
+    d.resize(200, b'B');
+    d
+}
+
+/// The accounting end to end, from datagrams made by hand: 400 sequence numbers of which
+/// 300..309 are never sent, 100 is sent twice and 201 goes before 200; pairs leave every
+/// 6 ms while their stamps claim 3 ms apart, so the transit time alternates by 3 ms.
+#[test]
+fn loss_duplicates_reordering_and_jitter_from_handmade_datagrams() {
+    let r = spawn("receiver", "-r 127.0.0.1 -u -N -P 1 -p 29431 -t 2");
+    crate::util::wait_listening_udp(29431, Duration::from_secs(20));
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.connect("127.0.0.1:29431").unwrap();
+    // A datagram of another session starts the no-sync receiver's clock; ours follow once
+    // it says the test runs, all inside its window and the last ones in its last second.
+    sock.send(&stamped(0x0001, 0, 0)).unwrap();
+    r.wait_for_stdout("Network activity progressing", Duration::from_secs(20));
+    let start = Instant::now();
+    let mut order: Vec<u64> = (0..400).filter(|s| !(300..310).contains(s)).collect();
+    order.insert(order.iter().position(|&s| s == 100).unwrap(), 100);
+    let (i200, i201) = (
+        order.iter().position(|&s| s == 200).unwrap(),
+        order.iter().position(|&s| s == 201).unwrap(),
+    );
+    order.swap(i200, i201);
+    for (i, seq) in order.iter().enumerate() {
+        let due = start + Duration::from_millis(6 * (i as u64 / 2));
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        let sent_ns = 3_000_000 * i as u64;
+        sock.send(&stamped(0x5eed, *seq, sent_ns)).unwrap();
+    }
+    assert!(
+        start.elapsed() < Duration::from_millis(1800),
+        "sent within the window"
+    );
+    let ro = r.wait(Duration::from_secs(20));
+    assert_eq!(ro.code(), Some(0), "{ro:?}");
+    let total = ro
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("Total"))
+        .unwrap_or_else(|| panic!("{}", ro.stdout));
+    let c: Vec<&str> = total.split_whitespace().collect();
+    // Total, datagrams, lost, loss %, duplicates, out of order, jitter (ms).
+    let datagrams: u64 = c[1].parse().unwrap();
+    assert!((391..=392).contains(&datagrams), "{total}");
+    assert_eq!(
+        (c[2], c[4], c[5]),
+        ("10", "1", "1"),
+        "lost, duplicates, reordered: {total}"
+    );
+    let jitter: f64 = c[6].parse().unwrap();
+    assert!((1.0..50.0).contains(&jitter), "jitter {jitter} ms: {total}");
+}

@@ -362,14 +362,27 @@ pub(crate) fn wait_listening_in(ns: &str, port: u16, limit: Duration) {
     });
 }
 
+/// Waits (bounded) until a UDP socket is bound to `port` of this host (/proc/net/udp).
+pub(crate) fn wait_listening_udp(port: u16, limit: Duration) {
+    let read = |f: &str| std::fs::read_to_string(f.replace("tcp", "udp")).unwrap_or_default();
+    wait_bound(port, limit, read, None);
+}
+
 fn wait_listening_with(port: u16, limit: Duration, read: impl Fn(&str) -> String) {
+    wait_bound(port, limit, read, Some("0A"));
+}
+
+/// Polls the /proc/net tables `read` returns for a local `port` (in `state`, if given).
+fn wait_bound(port: u16, limit: Duration, read: impl Fn(&str) -> String, state: Option<&str>) {
     let start = Instant::now();
     let needle = format!(":{port:04X} ");
     loop {
         let listening = ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
             read(f).lines().any(|l| {
                 let cols: Vec<&str> = l.split_whitespace().collect();
-                cols.len() > 3 && format!("{} ", cols[1]).ends_with(&needle) && cols[3] == "0A"
+                cols.len() > 3
+                    && format!("{} ", cols[1]).ends_with(&needle)
+                    && state.is_none_or(|st| cols[3] == st)
             })
         });
         if listening {
