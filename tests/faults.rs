@@ -712,3 +712,25 @@ fn a_hold_receiver_that_served_nothing_exits_130() {
     assert!(parse_tables(&ro.stdout).is_empty(), "{}", ro.stdout);
     assert!(ro.stderr.contains("interrupted"), "{}", ro.stderr);
 }
+
+/// Windows `-to` (milliseconds) is the connect deadline: with nobody listening, a sender
+/// gives up after it, and within the product's 1.5 s more.
+#[test]
+fn windows_to_bounds_the_connect() {
+    let o = run(
+        "-s -m 1,*,127.0.0.1 -ns -p 31971 -t 2 -to 1500",
+        Duration::from_secs(30),
+    );
+    eprintln!(
+        "FAULT no receiver with -to 1500: exit {:?} after {:.1?}",
+        o.code(),
+        o.elapsed
+    );
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains("data connections"), "{}", o.stderr);
+    assert!(
+        o.elapsed >= Duration::from_millis(1500) && o.elapsed <= Duration::from_millis(1500 + 1500),
+        "{:?}",
+        o.elapsed
+    );
+}

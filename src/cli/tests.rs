@@ -279,3 +279,21 @@ fn each_dialect_sends_its_own_default_buffer() {
     assert_eq!(ok("-s -m 2,*,10.0.0.5 -ns -l 128K").send_size, 128 * 1024);
     assert_eq!(ok("-r -m 2,*,127.0.0.1 -ns").recv_size, 64 * 1024);
 }
+
+#[test]
+fn deadlines_in_both_dialects() {
+    use std::time::Duration;
+    assert_eq!(ok("-s 10.0.0.5").timeout, crate::config::DEFAULT_TIMEOUT);
+    assert_eq!(
+        ok("-s 10.0.0.5 --timeout 3").timeout,
+        Duration::from_secs(3)
+    );
+    let win = |to: &str| ok(&format!("-s -m 1,*,10.0.0.5 -ns -to {to}")).timeout;
+    assert_eq!(win("2000"), Duration::from_millis(2000));
+    assert_eq!(win("50"), Duration::from_millis(100), "at least 100 ms");
+    assert_eq!(
+        win("0"),
+        Duration::from_secs(3600),
+        "0: an hour, as NTttcp's 'none'"
+    );
+}
