@@ -2,6 +2,7 @@
 //! loopback start-up, sizes, the daemon, and floods of the sync and data ports.
 //! PORTS: 30000-31999, 100 per test.
 
+use std::io::Read;
 use std::net::TcpListener;
 use std::time::Duration;
 
@@ -733,4 +734,50 @@ fn windows_to_bounds_the_connect() {
         "{:?}",
         o.elapsed
     );
+}
+
+/// At most 256 handshakes are held at once: the 257th and later make room by closing
+/// the sessions idle longest (here the first 44 opened), the rest stay open.
+#[test]
+fn the_sync_port_holds_at_most_256_sessions() {
+    crate::util::raise_own_nofile(1_000);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 31981 -t 2");
+    wait_listening(31980, Duration::from_secs(20));
+    let sessions: Vec<std::net::TcpStream> = (0..300)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect("127.0.0.1:31980").expect("sync port");
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            sync_send(&mut s, u32::from(b'X'));
+            assert_eq!(sync_read(&mut s), 11);
+            sync_send(&mut s, 2);
+            assert_eq!(sync_read(&mut s), 2);
+            s.set_nonblocking(true).unwrap();
+            s
+        })
+        .collect();
+    let closed = |s: &std::net::TcpStream| {
+        let mut b = [0u8; 4];
+        match (&*s).read(&mut b) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+        }
+    };
+    let start = std::time::Instant::now();
+    let gone = loop {
+        let gone: Vec<usize> = (0..sessions.len())
+            .filter(|&i| closed(&sessions[i]))
+            .collect();
+        if gone.len() >= 44 || start.elapsed() > Duration::from_secs(10) {
+            break gone;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        gone,
+        (0..44).collect::<Vec<_>>(),
+        "the oldest idle sessions made room"
+    );
+    drop(sessions);
+    r.signal(9);
 }
