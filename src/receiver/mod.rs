@@ -305,7 +305,8 @@ async fn wait_for_senders(
         // Every connection this sender opened before its 'R' is taken before the gate
         // can close (the request keeps it open until it is dropped).
         if cfg.protocol == Protocol::Tcp {
-            settle(sync.gate, sync.workers, cfg.timeout).await;
+            let ports: Vec<u16> = (0..cfg.ports.len()).map(|j| cfg.port(j)).collect();
+            settle(sync.gate, sync.workers, &ports, cfg.timeout).await;
         }
         let peer = req.conn.peer().to_string();
         if cfg.multi_client && !req.last {
@@ -359,16 +360,24 @@ struct SyncParts<'a> {
 }
 
 /// Has every worker accept what is queued on its port (thousands of connections take a
-/// busy receiver a while); waits at most `within`.
-async fn settle(gate: &Admission, workers: &[Arc<Worker>], within: Duration) {
-    let epoch = gate.request_settle();
+/// busy receiver a while), again while connections to the ports are still half-open (on a
+/// lossy path a handshake's last ACK may come a retransmission later); waits at most
+/// `within`.
+async fn settle(gate: &Admission, workers: &[Arc<Worker>], ports: &[u16], within: Duration) {
     let give_up = Instant::now() + within;
-    while Instant::now() < give_up
-        && workers.iter().any(|w| {
-            w.settled.load(Ordering::Acquire) < epoch && !w.finished.load(Ordering::Acquire)
-        })
-    {
-        tokio::time::sleep(Duration::from_millis(1)).await;
+    loop {
+        let epoch = gate.request_settle();
+        while Instant::now() < give_up
+            && workers.iter().any(|w| {
+                w.settled.load(Ordering::Acquire) < epoch && !w.finished.load(Ordering::Acquire)
+            })
+        {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        if Instant::now() >= give_up || crate::sys::net::half_open(ports) == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -188,6 +188,31 @@ pub fn parse_net_dev(dev: &str) -> Vec<NicPackets> {
         .collect()
 }
 
+/// Connections to one of `ports` still half-open (SYN_RECV) in a /proc/net/tcp or tcp6
+/// table: their handshake's last ACK has not arrived (a lossy path retransmits it).
+pub fn count_half_open(table: &str, ports: &[u16]) -> usize {
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            let port = cols
+                .get(1)
+                .and_then(|a| a.rsplit(':').next())
+                .and_then(|p| u16::from_str_radix(p, 16).ok());
+            cols.get(3) == Some(&"03") && port.is_some_and(|p| ports.contains(&p))
+        })
+        .count()
+}
+
+/// `count_half_open` over this network namespace's IPv4 and IPv6 tables.
+pub fn half_open(ports: &[u16]) -> usize {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .map(|f| count_half_open(&std::fs::read_to_string(f).unwrap_or_default(), ports))
+        .sum()
+}
+
 /// The name of the interface that owns `ip` (for SO_BINDTODEVICE), if any.
 #[allow(unsafe_code)]
 pub fn device_of(ip: IpAddr) -> Option<String> {
@@ -239,6 +264,19 @@ pub fn is_local_address(ip: IpAddr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn half_open_connections_on_our_ports_are_counted() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1389 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0
+   1: 0100007F:1389 0100007F:D2F0 03 00000000:00000000 02:0000009B 00000000     0        0 0 1 0
+   2: 0100007F:138A 0100007F:D2F2 03 00000000:00000000 02:0000009B 00000000     0        0 0 1 0
+   3: 0100007F:1389 0100007F:D2F4 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0
+";
+        assert_eq!(count_half_open(table, &[5001]), 1);
+        assert_eq!(count_half_open(table, &[5001, 5002]), 2);
+        assert_eq!(count_half_open(table, &[6000]), 0);
+    }
 
     const SNMP: &str = "\
 Ip: Forwarding DefaultTTL InReceives
