@@ -1,4 +1,4 @@
-//! The NTttcp formulas (ntttcp-windows.md 1.8): pure functions from a `Report` to the
+//! The NTttcp formulas (as Windows NTttcp 5.39 computes its tables): pure functions from a `Report` to the
 //! figures the tables show. Units are binary as in NTttcp: KB = 1024 B, MB = 2^20 B.
 
 use crate::report::{Report, Side, ThreadResult};
@@ -79,7 +79,7 @@ pub fn thread(t: &ThreadResult) -> ThreadFigures {
 pub fn totals(r: &Report) -> Totals {
     let bytes = r.total_bytes() as f64;
     let secs = r.realtime_s;
-    // NTttcp's packet columns: TCP segments, or for UDP datagrams (ntttcp-windows.md 1.8).
+    // NTttcp's packet columns: TCP segments, or for UDP datagrams.
     let (sent, received, retransmits, errors) = if r.is_udp() {
         let u = &r.sys.udp;
         (u.out_datagrams, u.in_datagrams, 0, u.in_errors)
@@ -116,7 +116,7 @@ pub fn totals(r: &Report) -> Totals {
     }
 }
 
-/// The ntttcp-for-linux figures (spec 4.7): decimal units, idle-only CPU busy.
+/// The ntttcp-for-linux figures (as its log prints them): decimal units, idle-only CPU busy.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinuxFigures {
     /// Bytes / 10^6.

@@ -1,5 +1,5 @@
 //! Wire conformance with ntttcp-for-linux 1.4.3: the test plays a stock peer byte for byte
-//! (spec ntttcp-for-linux.md 2.5) against our receiver and our sender.
+//! (ntttcp-for-linux's observed exchange) against our receiver and our sender.
 //! PORTS: 22000-22999 and 23400-23599, 100 per test; Windows sync tests 27000-27029 with
 //! their token ports 28000-28029.
 

@@ -77,7 +77,7 @@ fn linux_xml_json_and_log_files_from_a_real_run() {
         }
         let has_conns = doc.descendants().any(|n| n.has_tag_name("conns_tested"));
         assert_eq!(has_conns, conns, "{name}: conns_tested only on the sender");
-        // The upstream suite's check (spec section 6).
+        // The check of ntttcp-for-linux's own functional test suite.
         assert!(text.contains("<throughput metric=\"MB/s\">"), "{text}");
     }
     let rdoc = d.read("r.xml");

@@ -114,7 +114,7 @@ fn linux_flag_table() {
 
 #[test]
 fn mapping_and_counts_interact_like_ntttcp_for_linux() {
-    // ntttcp-for-linux.md 1.3.
+    // As ntttcp-for-linux 1.4.3 reads them.
     let c = ok("-s -m 8,*,10.0.0.5");
     assert_eq!((c.ports.len(), c.threads_per_port), (8, 1));
     let c = ok("-s -m 8,*,10.0.0.5 -n 3");

@@ -64,7 +64,7 @@ const fn unsupported(name: &'static str, arity: Arity, what: &'static str) -> Wi
     }
 }
 
-/// Windows NTttcp 5.39/5.40 options (ntttcp-windows.md 1.2), lower case.
+/// Windows NTttcp 5.39/5.40 options, lower case.
 const WINDOWS_FLAGS: &[WinFlag] = &[
     flag("s", "sender", Arity::None),
     flag("r", "receiver", Arity::None),
@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn windows_collision_table() {
-        // Each row of ntttcp-windows.md 1.4 that a Windows line can contain.
+        // Each row of the README's collision table that a Windows line can contain.
         let rows = [
             (
                 "-s -m 4,*,10.0.0.5 -ns -P 1",

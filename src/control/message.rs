@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn wire_bytes_match_the_observed_capture() {
-        // ntttcp-for-linux.md 2.5: 'X', state 11, proposal 3, 'R', 'E', state 13.
+        // ntttcp-for-linux's observed exchange: 'X', state 11, proposal 3, 'R', 'E', state 13.
         assert_eq!(encode(Request::Query.value()), [0, 0, 0, 0x58]);
         assert_eq!(
             encode(Reply::State(State::NotStarted).value()),

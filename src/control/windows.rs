@@ -1,4 +1,4 @@
-//! Windows NTttcp's own coordination (ntttcp-windows.md 1.5), used for Windows-dialect
+//! Windows NTttcp's own coordination, used for Windows-dialect
 //! lines without `-ns`:
 //!
 //! * **Token exchange.** Once a thread's data connection exists, each side opens (sender)

@@ -1,4 +1,4 @@
-//! The Windows NTttcp 5.39 console tables (ntttcp-windows.md 1.7), byte for byte: two
+//! The Windows NTttcp 5.39 console tables, byte for byte: two
 //! empty lines before every header, fixed widths, three decimals, binary units.
 //! The banner and "Network activity progressing..." are printed by the caller as the
 //! run goes; this renders what follows them.

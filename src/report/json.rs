@@ -1,4 +1,4 @@
-//! ntttcp-for-linux's `-j` file (spec 4.9): 4-space indentation, `"key" : "value"` with a
+//! ntttcp-for-linux's `-j` file: 4-space indentation, `"key" : "value"` with a
 //! space on both sides of the colon, every value a string, every object member on its
 //! own line. Keys, order and number formats follow the original (including its
 //! `packets_retransmitted` spelling) so parsers written for it read ours; unlike it, text

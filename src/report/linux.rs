@@ -1,4 +1,4 @@
-//! ntttcp-for-linux's console layout (`--format linux`, spec 4.3-4.6): `HH:MM:SS LEVEL:`
+//! ntttcp-for-linux's console layout (`--format linux`): `HH:MM:SS LEVEL:`
 //! log lines, "Real-time throughput" lines, and its Totals block, so scripts that regex
 //! the C tool's output read ours.
 
@@ -35,7 +35,7 @@ pub fn format_throughput(bytes: u64, seconds: f64) -> String {
 }
 
 /// The zero-copy notice, then the `--show-tcp-retrans`, `--show-nic-packets` and
-/// `--show-dev-interrupts` lines (spec 4.6), without the log stamp; empty when none applies.
+/// `--show-dev-interrupts` lines, without the log stamp; empty when none applies.
 pub fn extra_lines(r: &Report) -> Vec<String> {
     let secs = r.realtime_s;
     let rate = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };

@@ -488,7 +488,7 @@ pub(crate) mod fixture {
         }
     }
 
-    /// The raw counters behind the 5.39 sample of ntttcp-windows.md 1.7: 4 threads of
+    /// The raw counters behind NTttcp 5.39's sample output: 4 threads of
     /// 64 KiB buffers over 300.006 s, 34243 MiB in 300.00515 s, 15.075 % busy on 2 CPUs
     /// at 2793 MHz. Everything the renderers print is derived from these.
     pub(crate) fn seed_report() -> Report {

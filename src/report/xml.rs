@@ -1,8 +1,8 @@
 //! The two XML result files, as the tools that parse them expect:
 //!
-//! * `linux` — ntttcp-for-linux's `-x` file (spec 4.8): tab indentation, root `ntttcps` /
+//! * `linux` — ntttcp-for-linux's `-x` file: tab indentation, root `ntttcps` /
 //!   `ntttcpr`, `version="5.33-linux"`, decimal units.
-//! * `windows` — Windows NTttcp's `-xml` file (ntttcp-windows.md 1.10): root `ntttcps` /
+//! * `windows` — Windows NTttcp's `-xml` file: root `ntttcps` /
 //!   `ntttcpr`, `version="5.40"`, binary MB, `mbps` and `Bps`, per-thread blocks.
 //!
 //! Unlike the originals, text (host name, OS line) is escaped, so the files always parse.
