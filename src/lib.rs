@@ -224,6 +224,17 @@ fn worker_failure(workers: &[Arc<Worker>]) -> Option<String> {
     workers.iter().find_map(|w| w.failure())
 }
 
+/// Warns when a side's test ended before its plan or was disturbed (a stall, an overrun);
+/// the same lines stand under its tables.
+fn warn_how_it_went(report: &Report, notes: Notes<'_>) {
+    if let Some(e) = report.ended_early() {
+        notes(Note::Warn(format!("test ended early: {}", e.line())));
+    }
+    if let Some(d) = report.disturbance() {
+        notes(Note::Warn(format!("test disturbed: {d}")));
+    }
+}
+
 /// The socket options a worker read back, with a note when the kernel changed a size that
 /// was asked for (Linux doubles SO_SNDBUF/SO_RCVBUF and clamps them to its maximum).
 fn applied(workers: &[Arc<Worker>], cfg: &Config, notes: Notes<'_>) -> Option<stream::Applied> {

@@ -24,7 +24,9 @@ use crate::stream::{self, SendPlan, Worker};
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
 use crate::udp;
-use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers, worker_failure};
+use crate::{
+    Interrupted, Note, Notes, StopOnDrop, applied, join_workers, warn_how_it_went, worker_failure,
+};
 
 /// Runs the sender side of one test.
 pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Report> {
@@ -221,12 +223,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         .iter()
         .flat_map(|w| std::mem::take(&mut *w.conn_info.lock().unwrap_or_else(|p| p.into_inner())))
         .collect();
-    if let Some(e) = report.ended_early() {
-        notes(Note::Warn(format!("test ended early: {}", e.line())));
-    }
-    if let Some(d) = report.disturbance() {
-        notes(Note::Warn(format!("test disturbed: {d}")));
-    }
+    warn_how_it_went(&report, notes);
     notes(Note::Report(Box::new(report.clone())));
     Ok(report)
 }

@@ -789,6 +789,8 @@ impl Port {
         if self.plan.no_delay {
             let _ = s.set_nodelay(true);
         }
+        // Counted open now, not when the drain task first runs: a start that follows at
+        // once must see it. `Open` in the task uncounts it.
         self.me.open.fetch_add(1, Ordering::Release);
         self.me.arrived(peer);
         let (me, gate, flows) = (self.me.clone(), self.gate.clone(), self.flows.clone());
@@ -817,7 +819,6 @@ thread_local! {
     /// tasks of a current-thread runtime take turns, so a thousand connections cost one
     /// buffer, not a thousand. Never read: only the byte count matters.
     static RECV_BUF: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
-
 }
 
 /// A receiver worker thread's buffer, allocated before the worker starts so that a size
@@ -844,11 +845,8 @@ async fn drain(
     let mut flowing = false;
     let flags = if plan.skip_copy { libc::MSG_TRUNC } else { 0 };
     let sock = SockRef::from(&s);
-    let fd = s.as_raw_fd();
-    me.receiving
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(fd);
+    // Declared after `s`, so dropped before it closes: also when the task is cancelled.
+    let _open = Open::register(&me, &gate, s.as_raw_fd());
     loop {
         let r = s
             .async_io(Interest::READABLE, || {
@@ -869,13 +867,38 @@ async fn drain(
             Err(_) => break,
         }
     }
-    // Out of the list before the socket closes: `sample` never asks about a closed one.
-    me.receiving
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .retain(|&x| x != fd);
-    me.open.fetch_sub(1, Ordering::Release);
-    gate.closed();
+}
+
+/// A receiver connection while it is open: listed in `Worker::receiving` and counted as
+/// open (worker and gate); dropping it undoes all three before the socket closes, so
+/// `sample` never asks about a closed descriptor.
+struct Open<'a> {
+    me: &'a Worker,
+    gate: &'a Admission,
+    fd: std::os::fd::RawFd,
+}
+
+impl<'a> Open<'a> {
+    /// `Port::take` and the gate have already counted the connection as open.
+    fn register(me: &'a Worker, gate: &'a Admission, fd: std::os::fd::RawFd) -> Self {
+        me.receiving
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(fd);
+        Self { me, gate, fd }
+    }
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        self.me
+            .receiving
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|&x| x != self.fd);
+        self.me.open.fetch_sub(1, Ordering::Release);
+        self.gate.closed();
+    }
 }
 
 #[cfg(test)]

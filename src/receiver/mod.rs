@@ -28,7 +28,7 @@ use crate::stream::{self, Worker};
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
 use crate::udp;
-use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers};
+use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers, warn_how_it_went};
 use sessions::{Policy, SharedState, StartRequest};
 
 /// Runs the receiver: one test, or (with `-H`) tests until interrupted. Every report is
@@ -504,12 +504,7 @@ async fn test(
         // A whole test without a single data connection (or datagram) measured nothing.
         report.end = End::Fault("no data connection (or datagram) arrived during the test".into());
     }
-    if let Some(e) = report.ended_early() {
-        notes(Note::Warn(format!("test ended early: {}", e.line())));
-    }
-    if let Some(d) = report.disturbance() {
-        notes(Note::Warn(format!("test disturbed: {d}")));
-    }
+    warn_how_it_went(&report, notes);
     report
 }
 

@@ -181,14 +181,14 @@ pub fn linux(r: &Report) -> String {
         d.metric(1, "tcp_average_rtt", "us", rtt);
     }
     d.el(1, "os", escape(&r.os));
-    ended_early(&mut d, r);
+    how_it_ended(&mut d, r);
     d.close(0, root(r));
     d.0
 }
 
-/// `<ended_early by=".." measured_s=".." planned_s="..">reason</ended_early>` when the
-/// measurement fell short of its plan; and the longest stall, with any overrun.
-fn ended_early(d: &mut Doc, r: &Report) {
+/// The longest stall and any overrun, and `<ended_early by=".." measured_s=".."
+/// planned_s="..">reason</ended_early>` when the measurement fell short of its plan.
+fn how_it_ended(d: &mut Doc, r: &Report) {
     d.metric(
         1,
         "longest_stall",
@@ -473,7 +473,7 @@ pub fn windows(r: &Report, hide_per_thread: bool) -> String {
     d.el(1, "bufferCount", i64::MAX);
     d.el(1, "bufferLen", r.buffer_len);
     d.el(1, "io", 2);
-    ended_early(&mut d, r);
+    how_it_ended(&mut d, r);
     d.close(0, root(r));
     d.0
 }
