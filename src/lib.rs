@@ -32,7 +32,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 pub use cli::Presentation;
 use config::{Config, Role};
@@ -143,48 +143,64 @@ pub fn exit_status(outcome: &Outcome, min_bps: Option<f64>, max_stall: Option<Du
 
 /// Runs the configured test. `interrupt` is set by Ctrl+C (or a test) to end it early.
 pub fn run(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Outcome> {
-    let rt = tokio::runtime::Builder::new_current_thread()
+    let reports = match config.role {
+        Role::Sender => vec![control_runtime()?.block_on(sender::run(config, interrupt, notes))?],
+        Role::Receiver => control_runtime()?.block_on(receiver::run(config, interrupt, notes))?,
+        Role::Loopback => loopback(config, interrupt, notes)?,
+    };
+    Ok(Outcome { reports })
+}
+
+/// The runtime a role's control plane runs on: one thread, its own.
+fn control_runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()?;
-    rt.block_on(async {
-        match config.role {
-            Role::Sender => Ok(Outcome {
-                reports: vec![sender::run(config, interrupt, notes).await?],
-            }),
-            Role::Receiver => Ok(Outcome {
-                reports: receiver::run(config, interrupt, notes).await?,
-            }),
-            Role::Loopback => {
-                // Every receiver port is bound before the sender starts: a port held by
-                // another process fails the run at once, and the sender can only reach
-                // this process's own receiver. If the sender fails, the receiver must
-                // stop waiting for it.
-                let ports = receiver::bind(config, notes)?;
-                let receiver_flag = Flag::new();
-                let forward = {
-                    let (i, r) = (interrupt.clone(), receiver_flag.clone());
-                    tokio::spawn(async move {
-                        i.wait().await;
-                        r.trigger();
-                    })
-                };
-                let sending = async {
+        .build()?)
+}
+
+/// Both roles in this process, each on its own control thread, so that neither side's
+/// window edges wait for the other side's work.
+fn loopback(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
+    // Every receiver port is bound before the sender starts: a port held by another
+    // process fails the run at once, and the sender can only reach this process's own
+    // receiver. If the sender fails (or is interrupted), the receiver stops waiting.
+    let receiving = control_runtime()?;
+    let ports = {
+        let _in_runtime = receiving.enter();
+        receiver::bind(config, notes)?
+    };
+    let receiver_flag = Flag::new();
+    std::thread::scope(|scope| {
+        let sending = std::thread::Builder::new()
+            .name("sender-control".into())
+            .spawn_scoped(scope, || {
+                control_runtime()?.block_on(async {
                     let s = sender::run(config, interrupt, notes).await;
                     if s.is_err() {
                         receiver_flag.trigger();
                     }
                     s
-                };
-                let (r, s) = tokio::join!(
-                    receiver::serve(config, ports, &receiver_flag, notes),
-                    sending
-                );
-                forward.abort();
-                let mut reports = vec![s?];
-                reports.extend(r?);
-                Ok(Outcome { reports })
-            }
-        }
+                })
+            })
+            .context("create the sender's control thread")?;
+        let received = receiving.block_on(async {
+            let forward = {
+                let (i, r) = (interrupt.clone(), receiver_flag.clone());
+                tokio::spawn(async move {
+                    i.wait().await;
+                    r.trigger();
+                })
+            };
+            let r = receiver::serve(config, ports, &receiver_flag, notes).await;
+            forward.abort();
+            r
+        });
+        let sent = sending
+            .join()
+            .map_err(|_| anyhow::anyhow!("the sender's control thread panicked"))?;
+        let mut reports = vec![sent?];
+        reports.extend(received?);
+        Ok(reports)
     })
 }
 

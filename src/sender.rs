@@ -188,7 +188,15 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         ..Plan::within(cfg.timeline, negotiated, false)
     };
     let progress = |p| notes(Note::Progress(Side::Sender, p));
-    let window = timeline::run(t0, plan, &workers, Some(&start), &mut mon, &progress).await;
+    let window = timeline::run(
+        timeline::Start::At(t0),
+        plan,
+        &workers,
+        Some(&start),
+        &mut mon,
+        &progress,
+    )
+    .await;
     stop.trigger();
 
     // 'E' tells the receiver we ended before the negotiated cycle (ntttcp-for-linux 2.4):

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::config::Timeline;
 use crate::stream::{Sample, Worker};
-use crate::sys::Snapshot;
+use crate::sys::{Snapshot, affinity};
 
 /// Something that ends or shortens a phase.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,10 +247,54 @@ pub fn sample(workers: &[Arc<Worker>]) -> Vec<Sample> {
     workers.iter().map(|w| w.sample()).collect()
 }
 
+/// Every worker's counters and the system's at one instant: a window's edge.
+#[derive(Debug, Clone)]
+pub struct Edge {
+    /// When it was sampled.
+    pub at: Instant,
+    pub samples: Vec<Sample>,
+    pub sys: Snapshot,
+}
+
+impl Edge {
+    /// Samples every worker now. With thousands of connections that takes tens of
+    /// milliseconds: the edge is placed in the middle of it.
+    pub fn take(workers: &[Arc<Worker>]) -> Self {
+        let sys = Snapshot::now();
+        let began = Instant::now();
+        let samples = sample(workers);
+        Self {
+            at: began + began.elapsed() / 2,
+            samples,
+            sys,
+        }
+    }
+}
+
+/// Where a side's clock starts.
+#[derive(Debug, Clone)]
+pub enum Start {
+    /// At this instant; the window opens with a sample when the warm-up ends.
+    At(Instant),
+    /// At this edge, sampled before any byte could flow (a receiver samples before it
+    /// tells the senders to go, so a late-scheduled receiver misses none of their first
+    /// bytes). With a warm-up, the window opens when it ends, as above.
+    Sampled(Edge),
+}
+
+impl Start {
+    pub fn instant(&self) -> Instant {
+        match self {
+            Start::At(t) => *t,
+            Start::Sampled(e) => e.at,
+        }
+    }
+}
+
 /// Runs the phases from `t0` (the moment traffic was released), telling `progress` about
 /// phase changes and, with `plan.interval`, about each interval of the measurement.
 pub async fn run<M: Monitor>(
-    t0: Instant,
+    clock: Start,
     plan: Plan,
     workers: &[Arc<Worker>],
     release: Option<&crate::stop::Flag>,
@@ -259,7 +303,16 @@ pub async fn run<M: Monitor>(
 ) -> Window {
     // `release` lets the workers go (a sender's): before the warm-up, or, without one,
     // right after the start sample, so no byte delivered before it escapes the count.
+    // Among busy workers a thread waits its turn to wake, by hundreds of milliseconds with
+    // a thousand of them: until the window's last edge, this one has a real-time priority
+    // where the system allows it, so that each edge is sampled when it is due. It only
+    // sleeps, takes samples and answers its peers meanwhile.
+    affinity::prompt_wakeups(true);
+    let mut normal_priority = Some(Defer(|| {
+        affinity::prompt_wakeups(false);
+    }));
     let go = || release.map(crate::stop::Flag::trigger);
+    let t0 = clock.instant();
     if !plan.warmup.is_zero() {
         go();
     }
@@ -280,15 +333,18 @@ pub async fn run<M: Monitor>(
     if !plan.warmup.is_zero() {
         progress(Progress::WarmupDone);
     }
-    let sys_start = Snapshot::now();
-    let start = sample(workers);
-    let m0 = Instant::now();
+    let opening = match clock {
+        Start::Sampled(edge) if plan.warmup.is_zero() => edge,
+        _ => Edge::take(workers),
+    };
+    let (start, sys_start, m0) = (opening.samples, opening.sys, opening.at);
     if plan.warmup.is_zero() {
         go();
     }
     let end_at = plan.measure.map(|d| m0 + d);
     let (ev, stall) = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
-    let end = sample(workers);
+    let closing = Edge::take(workers);
+    normal_priority.take();
     // The two sides' clocks start one handshake apart, so a peer that finished its own
     // cycle may close while our last moments are still being counted: that is the end
     // of a good test, not a fault. "Last moments" by our window, or by the plan from t0
@@ -304,8 +360,7 @@ pub async fn run<M: Monitor>(
         Some(Event::Fault(_)) if near_end => (None, false),
         other => (other, false),
     };
-    let seconds = m0.elapsed().as_secs_f64();
-    let sys_end = Snapshot::now();
+    let seconds = closing.at.saturating_duration_since(m0).as_secs_f64();
     progress(Progress::RunDone);
     if ev.is_none()
         && !peer_done
@@ -323,10 +378,19 @@ pub async fn run<M: Monitor>(
         planned: plan.measure.map(|d| d.as_secs_f64()),
         stall,
         start,
-        end,
+        end: closing.samples,
         sys_start,
-        sys_end,
+        sys_end: closing.sys,
         ended: ev.map_or(End::Completed, End::from),
+    }
+}
+
+/// Runs a closure when dropped.
+struct Defer<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for Defer<F> {
+    fn drop(&mut self) {
+        (self.0)();
     }
 }
 
@@ -440,13 +504,26 @@ async fn wait_until<M: Monitor>(
     phase: Phase,
 ) -> Option<Event> {
     match deadline {
-        Some(d) => tokio::select! {
-            _ = tokio::time::sleep_until(d.into()) => None,
-            ev = mon.next(phase) => Some(ev),
-        },
+        Some(d) => {
+            let early = d.checked_sub(TIMER_SLACK).unwrap_or(d);
+            tokio::select! {
+                _ = tokio::time::sleep_until(early.into()) => {
+                    // The runtime's timer wakes on a millisecond tick: the last stretch
+                    // is slept by the thread itself, so that what follows (an edge's
+                    // sample) happens at the deadline.
+                    std::thread::sleep(d.saturating_duration_since(Instant::now()));
+                    None
+                }
+                ev = mon.next(phase) => Some(ev),
+            }
+        }
         None => Some(mon.next(phase).await),
     }
 }
+
+/// How long before a deadline the runtime's timer hands over to a precise sleep: more
+/// than the timer's tick.
+const TIMER_SLACK: Duration = Duration::from_millis(2);
 
 #[cfg(test)]
 mod tests {
@@ -489,7 +566,7 @@ mod tests {
         rt.block_on(async {
             let t0 = Instant::now();
             let mut s = Script { t0, events };
-            let w = run(t0, p, &[], None, &mut s, &|_| {}).await;
+            let w = run(Start::At(t0), p, &[], None, &mut s, &|_| {}).await;
             (w, t0.elapsed())
         })
     }
@@ -541,7 +618,15 @@ mod tests {
                 events: vec![(1000, Event::Fault("closed".into()))],
             };
             let t0 = now - Duration::from_secs(1);
-            run(t0, plan(0, Some(2000), None), &[], None, &mut s, &|_| {}).await
+            run(
+                Start::At(t0),
+                plan(0, Some(2000), None),
+                &[],
+                None,
+                &mut s,
+                &|_| {},
+            )
+            .await
         });
         assert_eq!(w.ended, End::Completed);
         assert!((0.9..1.5).contains(&w.seconds), "{}", w.seconds);
@@ -620,7 +705,7 @@ mod progress_tests {
         };
         let workers = vec![Arc::new(Worker::default())];
         rt.block_on(run(
-            Instant::now(),
+            Start::At(Instant::now()),
             plan,
             &workers,
             None,

@@ -284,7 +284,7 @@ enum DataPort {
 }
 
 /// A test that has begun: when, the negotiated cycle, the senders' sync connections.
-type Begun = (Instant, u32, Vec<Connection>);
+type Begun = (timeline::Start, u32, Vec<Connection>);
 
 /// Sync mode: waits for a sender's start request (in `-M` mode, for the last client),
 /// starts the clock and tells the senders to go.
@@ -328,8 +328,9 @@ async fn wait_for_senders(
         sessions::set(state, State::Running);
         sync.gate.set_running(true);
         // As upstream, the clock starts before the 'R' replies go out; each sender gets
-        // exactly one (ntttcp-for-linux sends the last client two).
-        let t0 = Instant::now();
+        // exactly one (ntttcp-for-linux sends the last client two). The window's first
+        // edge is sampled now too, before any sender can send a byte.
+        let t0 = timeline::Edge::take(sync.workers);
         let mut started = Vec::with_capacity(waiting.len());
         for mut c in waiting.drain(..) {
             if c.send(Reply::Go.value()).await.is_ok() {
@@ -348,7 +349,7 @@ async fn wait_for_senders(
                 n => format!("Test cycle time negotiated is: {n} seconds"),
             }));
         }
-        return Some((t0, req.negotiated, started));
+        return Some((timeline::Start::Sampled(t0), req.negotiated, started));
     }
 }
 
@@ -402,7 +403,11 @@ async fn wait_for_tokens(
         _ = all => {}
         _ = interrupt.wait() => return None,
     }
-    Some((Instant::now(), cfg.timeline.cycle(), Vec::new()))
+    Some((
+        timeline::Start::At(Instant::now()),
+        cfg.timeline.cycle(),
+        Vec::new(),
+    ))
 }
 
 /// No-sync mode: waits until a new data connection starts to carry bytes.
@@ -418,7 +423,11 @@ async fn wait_for_flow(
         r = rx.wait_for(|n| *n > before) => { r.ok()?; }
         _ = interrupt.wait() => return None,
     }
-    Some((Instant::now(), cfg.timeline.cycle(), Vec::new()))
+    Some((
+        timeline::Start::At(Instant::now()),
+        cfg.timeline.cycle(),
+        Vec::new(),
+    ))
 }
 
 /// Runs one test that has begun and reports it.
@@ -446,7 +455,7 @@ async fn test(
         tick: tokio::time::interval(Duration::from_millis(100)),
         silence: Silence::new(workers, cfg.timeout),
         seen_open: false,
-        started: t0,
+        started: t0.instant(),
         deadline: cfg.timeout,
         sync: cfg.linux_sync(),
         udp: cfg.protocol == Protocol::Udp,
