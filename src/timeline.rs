@@ -279,14 +279,14 @@ pub enum Start {
     /// At this edge, sampled before any byte could flow (a receiver samples before it
     /// tells the senders to go, so a late-scheduled receiver misses none of their first
     /// bytes). With a warm-up, the window opens when it ends, as above.
-    Sampled(Edge),
+    Sampled(Box<Edge>),
 }
 
 impl Start {
     pub fn instant(&self) -> Instant {
         match self {
-            Start::At(t) => *t,
-            Start::Sampled(e) => e.at,
+            Self::At(t) => *t,
+            Self::Sampled(e) => e.at,
         }
     }
 }
@@ -334,7 +334,7 @@ pub async fn run<M: Monitor>(
         progress(Progress::WarmupDone);
     }
     let opening = match clock {
-        Start::Sampled(edge) if plan.warmup.is_zero() => edge,
+        Start::Sampled(edge) if plan.warmup.is_zero() => *edge,
         _ => Edge::take(workers),
     };
     let (start, sys_start, m0) = (opening.samples, opening.sys, opening.at);

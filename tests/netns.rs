@@ -6,7 +6,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::util::{Output, Proc, Tables, assert_close, parse_tables, spawn_in};
+use crate::util::{Output, Proc, Tables, assert_close, is_root, parse_tables, spawn_in};
 
 /// Two namespaces `a` (sender side, .1) and `b` (receiver side, .2) on a veth pair;
 /// deleted again on drop, also when the test fails.
@@ -156,16 +156,6 @@ impl Drop for TwoHosts {
     fn drop(&mut self) {
         self.cleanup();
     }
-}
-
-/// Whether we run as root (reads /proc/self/status; no unsafe libc call needed).
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
-        .unwrap_or(false)
 }
 
 fn finish(p: Proc) -> (i32, Tables, String) {

@@ -420,3 +420,13 @@ pub(crate) fn raise_own_nofile(n: u64) {
         "prlimit --nofile={n}: (the hard limit may be lower)"
     );
 }
+
+/// Whether we run as root (reads /proc/self/status; no unsafe libc call needed).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
+        .unwrap_or(false)
+}

@@ -349,7 +349,11 @@ async fn wait_for_senders(
                 n => format!("Test cycle time negotiated is: {n} seconds"),
             }));
         }
-        return Some((timeline::Start::Sampled(t0), req.negotiated, started));
+        return Some((
+            timeline::Start::Sampled(Box::new(t0)),
+            req.negotiated,
+            started,
+        ));
     }
 }
 

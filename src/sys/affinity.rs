@@ -38,6 +38,25 @@ pub fn pin_current(cpu: usize) -> bool {
     core_affinity::set_for_current(core_affinity::CoreId { id: cpu })
 }
 
+/// Gives the calling thread a real-time priority (SCHED_FIFO 1) with `prompt`, so that it
+/// wakes at a deadline however busy the CPUs are, or the default policy back without. The
+/// thread must only sleep and take short samples while prompt. False where the system
+/// does not allow it (no CAP_SYS_NICE, an RT budget of 0 in a cgroup); threads it creates
+/// start with the default policy either way.
+#[allow(unsafe_code)]
+pub fn prompt_wakeups(prompt: bool) -> bool {
+    let (policy, priority) = if prompt {
+        (libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, 1)
+    } else {
+        (libc::SCHED_OTHER, 0)
+    };
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0 is this thread.
+    unsafe { libc::sched_setscheduler(0, policy, &param) == 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,23 +85,4 @@ mod tests {
         );
         assert_eq!(udp_receiver_cpu_for(CpuSpec::Any, 0, &[3]), 3, "one CPU");
     }
-}
-
-/// Gives the calling thread a real-time priority (SCHED_FIFO 1) with `prompt`, so that it
-/// wakes at a deadline however busy the CPUs are, or the default policy back without. The
-/// thread must only sleep and take short samples while prompt. False where the system
-/// does not allow it (no CAP_SYS_NICE, an RT budget of 0 in a cgroup); threads it creates
-/// start with the default policy either way.
-#[allow(unsafe_code)]
-pub fn prompt_wakeups(prompt: bool) -> bool {
-    let (policy, priority) = if prompt {
-        (libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, 1)
-    } else {
-        (libc::SCHED_OTHER, 0)
-    };
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0 is this thread.
-    unsafe { libc::sched_setscheduler(0, policy, &param) == 0 }
 }
