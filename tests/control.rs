@@ -354,8 +354,9 @@ fn waiting_for_a_last_client_that_never_comes_has_a_deadline() {
 #[test]
 fn continuous_mode_runs_until_ctrl_c() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 26201 -t 5");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 26201 -t 0");
-    std::thread::sleep(Duration::from_secs(7));
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 26201 -t 0 --interval 1");
+    // Continuous mode outlives the receiver's own -t 5.
+    s.wait_for_stdout("-    6.000 s", Duration::from_secs(30));
     s.signal(2);
     let (so, ro) = (
         s.wait(Duration::from_secs(5)),

@@ -215,8 +215,8 @@ fn sender_expecting_more_ports_fails_within_the_connect_deadline() {
 #[test]
 fn sender_ends_on_time_when_the_receiver_stops_reading() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 24001 -t 3");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 24001 -t 3");
-    std::thread::sleep(Duration::from_secs(1));
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 24001 -t 3 --interval 0.5");
+    s.wait_for_stdout("Gbit/s", Duration::from_secs(20)); // data is moving
     r.signal(19); // SIGSTOP: the receiver's windows fill up and stay full
     let so = s.wait(Duration::from_secs(10));
     r.signal(18);
@@ -232,8 +232,8 @@ fn sender_ends_on_time_when_the_receiver_stops_reading() {
 #[test]
 fn receiver_ends_on_time_when_the_sender_stops_sending() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 24101 -t 3");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 24101 -t 3");
-    std::thread::sleep(Duration::from_secs(1));
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 24101 -t 3 --interval 0.5");
+    s.wait_for_stdout("Gbit/s", Duration::from_secs(20)); // data is moving
     s.signal(19); // SIGSTOP: connections stay open but silent
     let ro = r.wait(Duration::from_secs(10));
     s.signal(18);
@@ -299,8 +299,8 @@ fn one_process_loopback_no_sync() {
 #[test]
 fn ctrl_c_on_receiver_prints_results_and_the_sender_reports_the_loss() {
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 24601 -t 20");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 24601 -t 20");
-    std::thread::sleep(Duration::from_secs(3));
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 24601 -t 20 --interval 0.5");
+    s.wait_for_stdout("Gbit/s", Duration::from_secs(20)); // data is moving
     r.signal(2);
     let ro = r.wait(Duration::from_secs(5));
     let so = s.wait(Duration::from_secs(5));

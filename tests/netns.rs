@@ -226,8 +226,9 @@ fn fault_mid_test(tag: &str, net: u8, port: u16, fault: impl FnOnce(&TwoHosts)) 
     };
     let m = format!("-m 1,*,{} -p {port} -t 10 --timeout 2", h.ip_b);
     let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
-    let s = spawn_in(&h.a, "sender", &format!("-s {m}"));
-    std::thread::sleep(Duration::from_secs(3));
+    let s = spawn_in(&h.a, "sender", &format!("-s {m} --interval 1"));
+    // Two seconds measured: what each side prints must cover them.
+    s.wait_for_stdout("-    2.000 s", Duration::from_secs(20));
     fault(&h);
     let at = std::time::Instant::now();
     let limit = Duration::from_secs(10 + 5);
