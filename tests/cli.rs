@@ -1,9 +1,8 @@
 //! Black-box command-line behaviour: help, version, usage errors and their exit status.
-//! PORTS: 20000-20099.
 
 use std::time::Duration;
 
-use crate::util::run;
+use crate::util::{Ports, ports_in, run};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -52,12 +51,14 @@ fn usage_errors_exit_2_with_one_line() {
 
 #[test]
 fn sender_with_no_receiver_fails_within_the_connect_deadline() {
-    let o = run("-s 127.0.0.1 -P 1 -p 20001 -t 5", Duration::from_secs(20));
+    let _ports = Ports::take(1);
+    let o = run("-s 127.0.0.1 -P 1 -p @1 -t 5", Duration::from_secs(20));
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(o.elapsed < Duration::from_secs(12), "{:?}", o.elapsed);
     assert!(
-        o.stderr
-            .contains("failed to connect to receiver 127.0.0.1:20000 (sync port)"),
+        o.stderr.contains(&ports_in(
+            "failed to connect to receiver 127.0.0.1:@0 (sync port)"
+        )),
         "{}",
         o.stderr
     );

@@ -1,7 +1,5 @@
 //! Wire conformance with ntttcp-for-linux 1.4.3: the test plays a stock peer byte for byte
 //! (ntttcp-for-linux's observed exchange) against our receiver and our sender.
-//! PORTS: 22000-22999 and 23400-23599, 100 per test; Windows sync tests 27000-27029 with
-//! their token ports 28000-28029.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -10,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::util::{assert_close, parse_tables, spawn};
+use crate::util::{Ports, assert_close, parse_tables, port, ports_in, spawn};
 
 const X: [u8; 4] = [0, 0, 0, 0x58];
 const R: [u8; 4] = [0, 0, 0, 0x52];
@@ -104,14 +102,15 @@ fn drain(mut s: TcpStream, total: Arc<AtomicU64>) -> JoinHandle<()> {
 
 #[test]
 fn stock_sender_against_our_receiver_normal_run() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 22001 -t 2");
-    let mut sync = connect(22000);
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p @1 -t 2");
+    let mut sync = connect(port(0));
     sync.write_all(&X).unwrap();
     assert_eq!(read4(&mut sync), NOT_STARTED);
     sync.write_all(&int(2)).unwrap();
     assert_eq!(read4(&mut sync), int(2), "negotiated = proposal when equal");
     let stop = Arc::new(AtomicBool::new(false));
-    let blasters: Vec<_> = [22001, 22002]
+    let blasters: Vec<_> = [port(1), port(2)]
         .map(|p| blast(connect(p), stop.clone()))
         .into();
     sync.write_all(&R).unwrap();
@@ -130,21 +129,22 @@ fn stock_sender_against_our_receiver_normal_run() {
     // most of the ~2.3 s the stock sender blasted.
     let got = t.meg * 1048576.0;
     assert!(
-        got <= sent as f64 && got >= 0.5 * sent as f64,
+        got <= sent as f64 && got >= 0.7 * sent as f64,
         "{t:?} sent {sent}"
     );
 }
 
 #[test]
 fn stock_sender_with_warmup_cooldown_gets_finished_after_e() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 22101 -W 1 -t 2 -C 1");
-    let mut sync = connect(22100);
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -W 1 -t 2 -C 1");
+    let mut sync = connect(port(0));
     sync.write_all(&X).unwrap();
     assert_eq!(read4(&mut sync), NOT_STARTED);
     sync.write_all(&int(4)).unwrap(); // W + t + C
     assert_eq!(read4(&mut sync), int(4));
     let stop = Arc::new(AtomicBool::new(false));
-    let b = blast(connect(22101), stop.clone());
+    let b = blast(connect(port(1)), stop.clone());
     sync.write_all(&R).unwrap();
     assert_eq!(read4(&mut sync), R);
     std::thread::sleep(Duration::from_secs(4));
@@ -160,9 +160,10 @@ fn stock_sender_with_warmup_cooldown_gets_finished_after_e() {
 
 #[test]
 fn colliding_cycle_times_are_read_as_cycle_times() {
+    let _ports = Ports::take(1);
     // A stock C receiver reads 88 as 'X' and 82 as 'R'; ours decodes by phase.
-    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 22201 -t 90");
-    let mut sync = connect(22200);
+    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 90");
+    let mut sync = connect(port(0));
     sync.write_all(&X).unwrap();
     assert_eq!(read4(&mut sync), NOT_STARTED);
     sync.write_all(&int(88)).unwrap();
@@ -174,7 +175,7 @@ fn colliding_cycle_times_are_read_as_cycle_times() {
     sync.write_all(&X).unwrap();
     assert_eq!(read4(&mut sync), NOT_STARTED, "still waiting for a start");
     drop(sync);
-    let mut sync = connect(22200);
+    let mut sync = connect(port(0));
     sync.write_all(&X).unwrap();
     assert_eq!(
         read4(&mut sync),
@@ -187,17 +188,18 @@ fn colliding_cycle_times_are_read_as_cycle_times() {
 
 #[test]
 fn second_stock_sender_sees_running_state() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 22301 -t 2");
-    let mut a = connect(22300);
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2");
+    let mut a = connect(port(0));
     a.write_all(&X).unwrap();
     assert_eq!(read4(&mut a), NOT_STARTED);
     a.write_all(&int(2)).unwrap();
     assert_eq!(read4(&mut a), int(2));
     let stop = Arc::new(AtomicBool::new(false));
-    let b = blast(connect(22301), stop.clone());
+    let b = blast(connect(port(1)), stop.clone());
     a.write_all(&R).unwrap();
     assert_eq!(read4(&mut a), R);
-    let mut late = connect(22300);
+    let mut late = connect(port(0));
     late.write_all(&X).unwrap();
     assert_eq!(read4(&mut late), RUNNING);
     // Our receiver also answers a query on the running session.
@@ -247,14 +249,16 @@ fn stock_receiver(port: u16, args: &str, cycle: u32, expect_end: bool) {
 
 #[test]
 fn our_sender_against_stock_receiver_normal_run() {
-    stock_receiver(22401, "-s 127.0.0.1 -P 1 -n 1 -p 22401 -t 2", 2, false);
+    let _ports = Ports::take(1);
+    stock_receiver(port(1), "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", 2, false);
 }
 
 #[test]
 fn our_sender_against_stock_receiver_with_warmup_cooldown_sends_e() {
+    let _ports = Ports::take(1);
     stock_receiver(
-        22501,
-        "-s 127.0.0.1 -P 1 -n 1 -p 22501 -W 1 -t 2 -C 1",
+        port(1),
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -W 1 -t 2 -C 1",
         4,
         true,
     );
@@ -262,8 +266,9 @@ fn our_sender_against_stock_receiver_with_warmup_cooldown_sends_e() {
 
 #[test]
 fn our_sender_refuses_a_busy_stock_receiver() {
-    let sync_l = TcpListener::bind("127.0.0.1:22600").unwrap();
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 22601 -t 2");
+    let _ports = Ports::take(1);
+    let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2");
     let mut sync = accept(&sync_l);
     assert_eq!(read4(&mut sync), X);
     sync.write_all(&RUNNING).unwrap();
@@ -274,11 +279,12 @@ fn our_sender_refuses_a_busy_stock_receiver() {
 
 #[test]
 fn our_sender_rejects_a_stale_start_reply() {
+    let _ports = Ports::take(1);
     // ntttcp-for-linux answers 'L' without -M with a stale value; any non-start reply
     // must fail cleanly.
-    let sync_l = TcpListener::bind("127.0.0.1:22700").unwrap();
-    let _data_l = TcpListener::bind("127.0.0.1:22701").unwrap();
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 22701 -t 2");
+    let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
+    let _data_l = TcpListener::bind(ports_in("127.0.0.1:@1")).unwrap();
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2");
     let mut sync = accept(&sync_l);
     assert_eq!(read4(&mut sync), X);
     sync.write_all(&NOT_STARTED).unwrap();
@@ -310,15 +316,16 @@ fn stock_handshake(sync_port: u16, proposal: u32, expect: u32) -> TcpStream {
 
 #[test]
 fn stock_multi_client_senders_against_our_receiver() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 22801 -t 2 -M");
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2 -M");
     // -M: every sender is told the receiver's own duration, whatever it proposed.
-    let mut a = stock_handshake(22800, 5, 2);
+    let mut a = stock_handshake(port(0), 5, 2);
     let stop = Arc::new(AtomicBool::new(false));
-    let da = blast(connect(22801), stop.clone());
+    let da = blast(connect(port(1)), stop.clone());
     a.write_all(&R).unwrap();
     assert_eq!(read4(&mut a), W, "a non-last client waits");
-    let mut b = stock_handshake(22800, 2, 2);
-    let db = blast(connect(22801), stop.clone());
+    let mut b = stock_handshake(port(0), 2, 2);
+    let db = blast(connect(port(1)), stop.clone());
     b.write_all(&L).unwrap();
     assert_eq!(read4(&mut b), R, "the last client starts");
     assert_eq!(read4(&mut a), R, "and releases the waiting one");
@@ -339,15 +346,16 @@ fn stock_multi_client_senders_against_our_receiver() {
 
 #[test]
 fn eighth_waiting_client_is_rejected() {
-    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 22901 -t 2 -M");
+    let _ports = Ports::take(1);
+    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2 -M");
     let mut waiting = Vec::new();
     for _ in 0..7 {
-        let mut s = stock_handshake(22900, 2, 2);
+        let mut s = stock_handshake(port(0), 2, 2);
         s.write_all(&R).unwrap();
         assert_eq!(read4(&mut s), W);
         waiting.push(s);
     }
-    let mut eighth = stock_handshake(22900, 2, 2);
+    let mut eighth = stock_handshake(port(0), 2, 2);
     eighth.write_all(&R).unwrap();
     assert_eq!(
         read4(&mut eighth),
@@ -358,10 +366,11 @@ fn eighth_waiting_client_is_rejected() {
 
 #[test]
 fn our_clients_against_a_stock_multi_client_receiver() {
+    let _ports = Ports::take(1);
     // Non-last client: 'W', then 'R' when the last one arrives.
-    let sync_l = TcpListener::bind("127.0.0.1:23400").unwrap();
-    let data_l = TcpListener::bind("127.0.0.1:23401").unwrap();
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 23401 -t 2");
+    let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
+    let data_l = TcpListener::bind(ports_in("127.0.0.1:@1")).unwrap();
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2");
     let mut sync = accept(&sync_l);
     assert_eq!(read4(&mut sync), X);
     sync.write_all(&NOT_STARTED).unwrap();
@@ -386,9 +395,9 @@ fn our_clients_against_a_stock_multi_client_receiver() {
 
     // Last client with warm-up: the stock receiver's duplicate 'R' must not be taken for
     // the answer to 'E'.
-    let sync_l = TcpListener::bind("127.0.0.1:23410").unwrap();
-    let data_l = TcpListener::bind("127.0.0.1:23411").unwrap();
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 23411 -W 1 -t 2 -L -V");
+    let sync_l = TcpListener::bind(ports_in("127.0.0.1:@10")).unwrap();
+    let data_l = TcpListener::bind(ports_in("127.0.0.1:@11")).unwrap();
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @11 -W 1 -t 2 -L -V");
     let mut sync = accept(&sync_l);
     assert_eq!(read4(&mut sync), X);
     sync.write_all(&NOT_STARTED).unwrap();
@@ -412,8 +421,9 @@ fn our_clients_against_a_stock_multi_client_receiver() {
 
 #[test]
 fn colliding_cycle_is_proposed_one_second_longer() {
-    let sync_l = TcpListener::bind("127.0.0.1:23500").unwrap();
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 23501 -W 1 -t 80 -C 1");
+    let _ports = Ports::take(1);
+    let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -W 1 -t 80 -C 1");
     let mut sync = accept(&sync_l);
     assert_eq!(read4(&mut sync), X);
     sync.write_all(&NOT_STARTED).unwrap();
@@ -433,12 +443,13 @@ fn swap_token(s: &mut TcpStream) {
 
 #[test]
 fn windows_sync_stock_sender_against_our_receiver() {
+    let _ports = Ports::with_tokens();
     // A Windows-only spelling (-wu) makes this a Windows line: tokens, not the Linux
     // handshake, and each side times itself.
-    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p 27001 -wu 0 -t 2");
+    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p @1 -wu 0 -t 2");
     let stop = Arc::new(AtomicBool::new(false));
     let mut blasters = Vec::new();
-    for port in [27001, 27002] {
+    for port in [port(1), port(2)] {
         let data = connect(port);
         let mut token = connect(port + 1000);
         swap_token(&mut token);
@@ -457,18 +468,19 @@ fn windows_sync_stock_sender_against_our_receiver() {
     assert_close(t.realtime, 2.0, 5.0, "receiver's own clock");
     assert!(t.meg > 1.0 && t.meg * 1048576.0 <= sent as f64, "{t:?}");
     // No ntttcp-for-linux sync port is opened on a Windows line.
-    assert!(TcpStream::connect("127.0.0.1:27000").is_err());
+    assert!(TcpStream::connect(ports_in("127.0.0.1:@0")).is_err());
 }
 
 #[test]
 fn windows_sync_our_sender_against_a_stock_receiver_with_port_handout() {
+    let _ports = Ports::with_tokens();
     // -sp: the receiver hands out base+1 over the base port (4 bytes, little-endian).
-    let base = TcpListener::bind("127.0.0.1:27010").unwrap();
-    let data_l = TcpListener::bind("127.0.0.1:27011").unwrap();
-    let token_l = TcpListener::bind("127.0.0.1:28011").unwrap();
-    let s = spawn("sender", "-s -m 1,*,127.0.0.1 -p 27010 -sp -t 2");
+    let base = TcpListener::bind(ports_in("127.0.0.1:@10")).unwrap();
+    let data_l = TcpListener::bind(ports_in("127.0.0.1:@11")).unwrap();
+    let token_l = TcpListener::bind(ports_in("127.0.0.1:@1011")).unwrap();
+    let s = spawn("sender", "-s -m 1,*,127.0.0.1 -p @10 -sp -t 2");
     let mut ask = accept(&base);
-    ask.write_all(&27011u32.to_le_bytes()).unwrap();
+    ask.write_all(&u32::from(port(11)).to_le_bytes()).unwrap();
     drop(ask);
     let total = Arc::new(AtomicU64::new(0));
     let d = drain(accept(&data_l), total.clone());
@@ -487,13 +499,18 @@ fn windows_sync_our_sender_against_a_stock_receiver_with_port_handout() {
 
 #[test]
 fn windows_sync_port_handout_from_our_receiver() {
-    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p 27020 -sp -t 1");
+    let _ports = Ports::with_tokens();
+    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p @20 -sp -t 1");
     let mut ports = Vec::new();
     for _ in 0..2 {
-        let mut s = connect(27020);
+        let mut s = connect(port(20));
         ports.push(u32::from_le_bytes(read4(&mut s)));
     }
-    assert_eq!(ports, [27021, 27022], "base+1, base+2 in arrival order");
+    assert_eq!(
+        ports,
+        [u32::from(port(21)), u32::from(port(22))],
+        "base+1, base+2 in arrival order"
+    );
     let stop = Arc::new(AtomicBool::new(false));
     let mut pairs = Vec::new();
     for p in &ports {

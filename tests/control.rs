@@ -1,19 +1,20 @@
 //! Coordination between real processes: hold, multi-client, mismatched settings, ports in
-//! use, and the sync listener under bad input. PORTS: 25000-26499, 100 per test.
+//! use, and the sync listener under bad input.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use crate::util::{assert_close, parse_tables, rss_kib, run, spawn};
+use crate::util::{Ports, assert_close, parse_tables, port, ports_in, rss_kib, run, spawn};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
 #[test]
 fn hold_serves_one_sender_after_another_until_sigterm() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25001 -t 2 -H");
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2 -H");
     for n in 1..=2 {
-        let s = run("-s 127.0.0.1 -P 1 -n 1 -p 25001 -t 2", LIMIT);
+        let s = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", LIMIT);
         assert_eq!(s.code(), Some(0), "{s:?}");
         // Its report is out, so the next sender finds the receiver free.
         r.wait_for_stdout_count("#####  Totals:  #####", n, LIMIT);
@@ -35,17 +36,18 @@ fn hold_serves_one_sender_after_another_until_sigterm() {
 
 #[test]
 fn hold_survives_a_killed_sender_and_serves_the_next() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25101 -t 10 -H");
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 10 -H");
     let s = spawn(
         "sender",
-        "-s 127.0.0.1 -P 1 -n 1 -p 25101 -t 10 --interval 0.5",
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 10 --interval 0.5",
     );
     s.wait_for_stdout("Gbit/s", LIMIT);
     s.signal(9);
     drop(s);
     // The killed test's report is out: the receiver is free for the next sender.
     r.wait_for_stdout("#####  Totals:  #####", LIMIT);
-    let ok = run("-s 127.0.0.1 -P 1 -n 1 -p 25101 -t 2", LIMIT);
+    let ok = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", LIMIT);
     assert_eq!(ok.code(), Some(0), "the next sender is served: {ok:?}");
     r.signal(2);
     let ro = r.wait(Duration::from_secs(5));
@@ -71,11 +73,12 @@ fn hold_survives_a_killed_sender_and_serves_the_next() {
 
 #[test]
 fn multi_client_test_sums_all_senders() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 25201 -t 3 -M");
-    let a = spawn("sender a", "-s 127.0.0.1 -P 2 -n 1 -p 25201 -t 3");
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p @1 -t 3 -M");
+    let a = spawn("sender a", "-s 127.0.0.1 -P 2 -n 1 -p @1 -t 3");
     // The last client comes once the first one waits for it.
     a.wait_for_stderr("waiting for the last client", LIMIT);
-    let b = spawn("sender b", "-s 127.0.0.1 -P 2 -n 1 -p 25201 -t 3 -L");
+    let b = spawn("sender b", "-s 127.0.0.1 -P 2 -n 1 -p @1 -t 3 -L");
     let (ao, bo, ro) = (a.wait(LIMIT), b.wait(LIMIT), r.wait(LIMIT));
     for o in [&ao, &bo, &ro] {
         assert_eq!(o.code(), Some(0), "{o:?}");
@@ -93,8 +96,9 @@ fn multi_client_test_sums_all_senders() {
 
 #[test]
 fn last_client_against_a_receiver_without_multi_client_mode() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25301 -t 2");
-    let l = run("-s 127.0.0.1 -P 1 -n 1 -p 25301 -t 2 -L", LIMIT);
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2");
+    let l = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 -L", LIMIT);
     eprintln!(
         "FAULT -L without -M: sender ended {:.1?}, exit {:?}",
         l.elapsed,
@@ -108,30 +112,32 @@ fn last_client_against_a_receiver_without_multi_client_mode() {
     );
     assert!(l.elapsed < Duration::from_secs(3), "{:?}", l.elapsed);
     // The receiver is not stuck: a normal sender runs its test.
-    let s = run("-s 127.0.0.1 -P 1 -n 1 -p 25301 -t 2", LIMIT);
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", LIMIT);
     assert_eq!(s.code(), Some(0), "{s:?}");
     assert_eq!(r.wait(LIMIT).code(), Some(0));
 }
 
 #[test]
 fn sync_port_in_use_is_named() {
-    let _held = TcpListener::bind("127.0.0.1:25400").expect("hold the sync port");
-    let o = run("-r 127.0.0.1 -P 1 -p 25401 -t 2", Duration::from_secs(5));
+    let _ports = Ports::take(1);
+    let _held = TcpListener::bind(ports_in("127.0.0.1:@0")).expect("hold the sync port");
+    let o = run("-r 127.0.0.1 -P 1 -p @1 -t 2", Duration::from_secs(5));
     eprintln!(
         "FAULT sync port in use: receiver ended {:.1?}, exit {:?}",
         o.elapsed,
         o.code()
     );
     assert_eq!(o.code(), Some(1), "{o:?}");
-    assert!(o.stderr.contains("sync port 25400"), "{}", o.stderr);
+    assert!(o.stderr.contains(&ports_in("sync port @0")), "{}", o.stderr);
     assert!(o.elapsed < Duration::from_secs(2));
 }
 
 #[test]
 fn durations_that_differ_run_the_longer_cycle() {
+    let _ports = Ports::take(1);
     // Sender -t 2, receiver -t 4: both run 4 s; the sender measures 2 s and says 'E'.
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25501 -t 4");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 25501 -t 2 -V");
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 4");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 -V");
     let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
     assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
     assert!(
@@ -152,8 +158,8 @@ fn durations_that_differ_run_the_longer_cycle() {
         "sender cooled down to the cycle end"
     );
     // Sender -t 4, receiver -t 2: the receiver measures its 2 s inside the 4 s cycle.
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25502 -t 2");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 25502 -t 4");
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @2 -t 2");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @2 -t 4");
     let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
     assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
     assert_close(parse_tables(&so.stdout)[0].realtime, 4.0, 5.0, "sender");
@@ -162,16 +168,17 @@ fn durations_that_differ_run_the_longer_cycle() {
 
 #[test]
 fn warmup_and_cooldown_on_either_side() {
+    let _ports = Ports::take(1);
     // Receiver warm-up only: its warm-up fits inside the sender's 3 s cycle.
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25601 -W 1 -t 2");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 25601 -t 3");
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -W 1 -t 2");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 3");
     let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
     assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
     assert_close(parse_tables(&ro.stdout)[0].realtime, 2.0, 5.0, "receiver");
     assert_close(parse_tables(&so.stdout)[0].realtime, 3.0, 5.0, "sender");
     // Sender warm-up and cool-down only: proposal 1+2+1 = 4 > receiver's 2.
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25602 -t 2");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 25602 -W 1 -t 2 -C 1");
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @2 -t 2");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @2 -W 1 -t 2 -C 1");
     let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
     assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
     assert_close(parse_tables(&so.stdout)[0].realtime, 2.0, 5.0, "sender");
@@ -192,11 +199,12 @@ impl XorShift {
 
 #[test]
 fn sync_listener_survives_garbage_and_keeps_serving() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 25701 -t 2 -H --timeout 2");
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2 -H --timeout 2");
     let connect = || {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            match TcpStream::connect("127.0.0.1:25700") {
+            match TcpStream::connect(ports_in("127.0.0.1:@0")) {
                 Ok(s) => break s,
                 Err(_) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20))
@@ -250,7 +258,7 @@ fn sync_listener_survives_garbage_and_keeps_serving() {
         "receiver grew by {grown} KiB serving 300 bad peers"
     );
     // A real sender is still served, within its deadlines.
-    let o = run("-s 127.0.0.1 -P 1 -n 1 -p 25701 -t 2", LIMIT);
+    let o = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", LIMIT);
     assert_eq!(o.code(), Some(0), "{o:?}");
     drop(slow);
     r.signal(2);
@@ -260,15 +268,16 @@ fn sync_listener_survives_garbage_and_keeps_serving() {
 
 #[test]
 fn thousand_silent_connections_on_data_ports_do_no_harm() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 25801 -t 2");
-    crate::util::wait_listening(25802, Duration::from_secs(10));
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p @1 -t 2");
+    crate::util::wait_listening(port(2), Duration::from_secs(10));
     // Outside a test the receiver resets them at once: a connect may already see the
     // reset. Either way most of them reach it.
     let reached = (0..1000u16)
-        .filter(|i| TcpStream::connect(("127.0.0.1", 25801 + i % 2)).is_ok())
+        .filter(|i| TcpStream::connect(("127.0.0.1", port(1) + i % 2)).is_ok())
         .count();
     assert!(reached > 500, "{reached} of 1000 connects");
-    let o = run("-s 127.0.0.1 -P 2 -n 1 -p 25801 -t 2", LIMIT);
+    let o = run("-s 127.0.0.1 -P 2 -n 1 -p @1 -t 2", LIMIT);
     assert_eq!(o.code(), Some(0), "{o:?}");
     let ro = r.wait(LIMIT);
     assert_eq!(ro.code(), Some(0), "{ro:?}");
@@ -277,6 +286,7 @@ fn thousand_silent_connections_on_data_ports_do_no_harm() {
 
 #[test]
 fn daemon_detaches_keeps_relative_paths_and_serves_a_test() {
+    let _ports = Ports::take(1);
     let dir = std::env::temp_dir().join(format!("ntttcp-daemon-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("run")).unwrap();
     struct Cleanup(std::path::PathBuf, Option<u32>);
@@ -292,7 +302,7 @@ fn daemon_detaches_keeps_relative_paths_and_serves_a_test() {
     }
     let mut guard = Cleanup(dir.clone(), None);
     let out = std::process::Command::new(crate::util::bin())
-        .args("-r 127.0.0.1 -P 1 -p 25901 -t 2 -D --pid-file run/ntttcp.pid".split(' '))
+        .args(ports_in("-r 127.0.0.1 -P 1 -p @1 -t 2 -D --pid-file run/ntttcp.pid").split(' '))
         .current_dir(&dir)
         .output()
         .expect("run ntttcp -D");
@@ -320,7 +330,7 @@ fn daemon_detaches_keeps_relative_paths_and_serves_a_test() {
     };
     guard.1 = Some(pid);
     assert!(stdout.contains(&format!("(pid {pid})")), "{stdout}");
-    let s = run("-s 127.0.0.1 -P 1 -n 1 -p 25901 -t 2", LIMIT);
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", LIMIT);
     assert_eq!(s.code(), Some(0), "the daemon served the test: {s:?}");
     // Without -H the daemon ends after its test and removes its PID file.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -334,9 +344,10 @@ fn daemon_detaches_keeps_relative_paths_and_serves_a_test() {
 
 #[test]
 fn waiting_for_a_last_client_that_never_comes_has_a_deadline() {
-    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 26101 -t 2 -M");
+    let _ports = Ports::take(1);
+    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2 -M");
     // --timeout 1: connects within 1 s, waits at most 6 s for the last client.
-    let o = run("-s 127.0.0.1 -P 1 -n 1 -p 26101 -t 2 --timeout 1", LIMIT);
+    let o = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --timeout 1", LIMIT);
     eprintln!(
         "FAULT no last client: sender ended {:.1?}, exit {:?}",
         o.elapsed,
@@ -353,8 +364,9 @@ fn waiting_for_a_last_client_that_never_comes_has_a_deadline() {
 
 #[test]
 fn continuous_mode_runs_until_ctrl_c() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 26201 -t 5");
-    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p 26201 -t 0 --interval 1");
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 5");
+    let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 0 --interval 1");
     // Continuous mode outlives the receiver's own -t 5.
     s.wait_for_stdout("-    6.000 s", Duration::from_secs(30));
     s.signal(2);

@@ -1,19 +1,23 @@
 //! Faults and hostile input: descriptor budgets, signals, partial tests, output paths,
 //! loopback start-up, sizes, the daemon, and floods of the sync and data ports.
-//! PORTS: 30000-31999, 100 per test.
 
 use std::io::Read;
 use std::net::TcpListener;
 use std::time::Duration;
 
-use crate::util::{Proc, parse_tables, run, spawn, spawn_after, spawn_wrapped, wait_listening};
+use crate::util::{
+    Ports, Proc, parse_tables, port, ports_in, run, spawn, spawn_after, spawn_wrapped,
+    wait_listening,
+};
 
 #[test]
 fn loopback_with_a_data_port_held_fails_at_once_naming_it() {
-    let _held = TcpListener::bind("127.0.0.1:30002").expect("hold port 30002");
+    let _ports = Ports::take(1);
+    let _held = TcpListener::bind(ports_in("127.0.0.1:@2"))
+        .unwrap_or_else(|_| panic!("{}", ports_in("hold port @2")));
     // With the old behaviour the sender waited for its connect deadline (60 s here).
     let o = run(
-        "--loopback -p 30001 -P 2 -t 2 --timeout 60",
+        "--loopback -p @1 -P 2 -t 2 --timeout 60",
         Duration::from_secs(30),
     );
     eprintln!(
@@ -23,21 +27,23 @@ fn loopback_with_a_data_port_held_fails_at_once_naming_it() {
     );
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(o.elapsed < Duration::from_secs(10), "{:?}", o.elapsed);
-    assert!(o.stderr.contains("data port 30002"), "{}", o.stderr);
+    assert!(o.stderr.contains(&ports_in("data port @2")), "{}", o.stderr);
     assert!(!o.stderr.contains("failed to connect"), "{}", o.stderr);
     assert_eq!(o.stderr.lines().count(), 1, "one line: {}", o.stderr);
 }
 
 #[test]
 fn loopback_never_tests_against_a_foreign_receiver() {
-    let foreign = spawn("foreign receiver", "-r 127.0.0.1 -p 30101 -P 2 -t 30");
-    wait_listening(30100, Duration::from_secs(20));
+    let _ports = Ports::take(1);
+    let foreign = spawn("foreign receiver", "-r 127.0.0.1 -p @1 -P 2 -t 30");
+    wait_listening(port(0), Duration::from_secs(20));
     let o = run(
-        "--loopback -p 30101 -P 2 -t 2 --timeout 60",
+        "--loopback -p @1 -P 2 -t 2 --timeout 60",
         Duration::from_secs(30),
     );
     assert_eq!(o.code(), Some(1), "{o:?}");
-    assert!(o.stderr.contains("port 3010"), "{}", o.stderr);
+    let held = |k| o.stderr.contains(&format!("port {}", port(k)));
+    assert!(held(1) || held(2), "names a held data port: {}", o.stderr);
     assert!(o.elapsed < Duration::from_secs(10), "{:?}", o.elapsed);
     foreign.signal(2);
     let fo = foreign.wait(Duration::from_secs(10));
@@ -49,20 +55,21 @@ fn loopback_never_tests_against_a_foreign_receiver() {
 
 #[test]
 fn sizes_beyond_their_bounds_are_usage_errors_naming_the_flag() {
+    let _ports = Ports::take(1);
     for (args, flag, bound) in [
-        ("-s 127.0.0.1 -p 30201 -b 1024G -t 1", "'-b'", "1073741824"),
+        ("-s 127.0.0.1 -p @1 -b 1024G -t 1", "'-b'", "1073741824"),
         (
-            "-r 127.0.0.1 -p 30201 --buffer 2G -t 1",
+            "-r 127.0.0.1 -p @1 --buffer 2G -t 1",
             "'--buffer'",
             "1073741824",
         ),
-        ("-s 127.0.0.1 -p 30201 -u -b 100K -t 1", "'-b'", "65507"),
+        ("-s 127.0.0.1 -p @1 -u -b 100K -t 1", "'-b'", "65507"),
         (
-            "-s -m 1,*,127.0.0.1 -p 30201 -u -l 70000 -ns -t 1",
+            "-s -m 1,*,127.0.0.1 -p @1 -u -l 70000 -ns -t 1",
             "'-l'",
             "65507",
         ),
-        ("-s ::1 -p 30201 -u -b 65528 -t 1", "'-b'", "65527"),
+        (&ports_in("-s ::1 -p @1 -u -b 65528 -t 1"), "'-b'", "65527"),
     ] {
         let o = run(args, Duration::from_secs(10));
         assert_eq!(o.code(), Some(2), "{args}: {o:?}");
@@ -79,9 +86,10 @@ fn sizes_beyond_their_bounds_are_usage_errors_naming_the_flag() {
 /// is an error, never an abort.
 #[test]
 fn a_buffer_that_cannot_be_allocated_is_an_error_not_an_abort() {
+    let _ports = Ports::take(1);
     for args in [
-        "-r 127.0.0.1 -P 1 -p 30301 -b 1G -t 1",
-        "-s 127.0.0.1 -P 1 -n 1 -p 30301 -b 1G -t 1",
+        "-r 127.0.0.1 -P 1 -p @1 -b 1G -t 1",
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -b 1G -t 1",
     ] {
         let o = spawn_after("ntttcp", "ulimit -v 800000", args).wait(Duration::from_secs(20));
         assert_eq!(o.code(), Some(1), "{args}: {o:?}");
@@ -98,8 +106,9 @@ fn a_buffer_that_cannot_be_allocated_is_an_error_not_an_abort() {
 /// end is killed rather than left behind.)
 #[test]
 fn timeout_stops_a_sender_and_the_totals_are_printed_every_time() {
+    let _ports = Ports::take(1);
     for i in 0..30u16 {
-        let port = 30401 + 3 * i;
+        let port = port(1) + 3 * i;
         let r = spawn(
             "receiver",
             &format!("-r 127.0.0.1 -m 2,*,127.0.0.1 -p {port} -t 6"),
@@ -140,7 +149,8 @@ fn running_pair(port: u16, secs: u32, receiver: &str, sender: &str) -> (Proc, Pr
 
 #[test]
 fn sighup_is_an_interruption_with_results() {
-    let (r, s) = running_pair(30501, 10, "", "");
+    let _ports = Ports::take(1);
+    let (r, s) = running_pair(port(1), 10, "", "");
     // Hang up twice in a row.
     s.signal(1);
     s.signal(1);
@@ -186,6 +196,7 @@ fn json(stdout: &str) -> serde_json::Value {
 /// whom, measured against planned, in every output, and exits 1.
 #[test]
 fn a_test_the_sender_cut_short_is_not_a_completed_test() {
+    let _ports = Ports::take(1);
     let dir = crate::util::Scratch::new("early");
     let (xml, js, wxml) = (dir.file("r.xml"), dir.file("r.json"), dir.file("w.xml"));
     let files = format!(
@@ -194,7 +205,7 @@ fn a_test_the_sender_cut_short_is_not_a_completed_test() {
         js.display(),
         wxml.display()
     );
-    let (r, s) = running_pair(30601, 6, &files, "");
+    let (r, s) = running_pair(port(1), 6, &files, "");
     s.signal(2);
     let so = s.wait(Duration::from_secs(20));
     let ro = r.wait(Duration::from_secs(20));
@@ -228,9 +239,10 @@ fn a_test_the_sender_cut_short_is_not_a_completed_test() {
 /// 'X', a 2 s proposal, 'R' and no data connection: a fault, not a 0-byte success.
 #[test]
 fn a_start_without_data_connections_is_a_fault() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 30701 -t 2 --format json");
-    wait_listening(30700, Duration::from_secs(20));
-    let _s = hostile_start(30700, 2);
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2 --format json");
+    wait_listening(port(0), Duration::from_secs(20));
+    let _s = hostile_start(port(0), 2);
     let ro = r.wait(Duration::from_secs(30));
     assert_eq!(ro.code(), Some(1), "{ro:?}");
     let doc = json(&ro.stdout);
@@ -242,14 +254,12 @@ fn a_start_without_data_connections_is_a_fault() {
 /// logs the failed test and serves a real sender next.
 #[test]
 fn a_hold_receiver_drops_a_hostile_start_and_serves_the_next_sender() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 30801 -t 2 -H --timeout 2");
-    wait_listening(30800, Duration::from_secs(20));
-    let _attacker = hostile_start(30800, i32::MAX as u32);
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2 -H --timeout 2");
+    wait_listening(port(0), Duration::from_secs(20));
+    let _attacker = hostile_start(port(0), i32::MAX as u32);
     r.wait_for_stdout("#####  Totals:  #####", Duration::from_secs(30));
-    let s = run(
-        "-s 127.0.0.1 -P 1 -n 1 -p 30801 -t 2",
-        Duration::from_secs(30),
-    );
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", Duration::from_secs(30));
     assert_eq!(s.code(), Some(0), "{s:?}");
     r.signal(15);
     let ro = r.wait(Duration::from_secs(20));
@@ -263,6 +273,7 @@ fn a_hold_receiver_drops_a_hostile_start_and_serves_the_next_sender() {
 /// would say "failed to connect").
 #[test]
 fn unwritable_output_paths_are_usage_errors_before_the_test() {
+    let _ports = Ports::take(1);
     for (flag, path) in [
         ("-x", "/nonexistent/dir/f.xml"),
         ("-j", "/proc/version"),
@@ -272,7 +283,7 @@ fn unwritable_output_paths_are_usage_errors_before_the_test() {
         ("-j", "/tmp"),
     ] {
         let o = run(
-            &format!("-s 127.0.0.1 -P 1 -n 1 -p 30901 -t 1 {flag} {path}"),
+            &ports_in(&format!("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 1 {flag} {path}")),
             Duration::from_secs(20),
         );
         assert_eq!(o.code(), Some(2), "{flag} {path}: {o:?}");
@@ -290,13 +301,14 @@ fn unwritable_output_paths_are_usage_errors_before_the_test() {
 /// the test, naming the file; the other outputs are still written.
 #[test]
 fn a_write_that_fails_after_the_test_is_exit_1_and_the_rest_is_written() {
+    let _ports = Ports::take(1);
     let dir = crate::util::Scratch::new("full");
     for (i, flag) in ["-j", "--xml-windows", "-O"].iter().enumerate() {
         let ok = dir.file(&format!("ok{i}.xml"));
         let o = run(
             &format!(
                 "--loopback -P 1 -p {} -t 1 {flag} /dev/full -x {}",
-                31001 + 10 * i,
+                port(1) + 10 * i as u16,
                 ok.display()
             ),
             Duration::from_secs(30),
@@ -320,7 +332,8 @@ fn a_write_that_fails_after_the_test_is_exit_1_and_the_rest_is_written() {
 /// (`| head -1`) is not.
 #[test]
 fn stdout_failures_count_but_a_closed_pipe_is_quiet() {
-    let full = spawn_after("ntttcp", "exec >/dev/full", "--loopback -P 1 -p 31101 -t 1")
+    let _ports = Ports::take(1);
+    let full = spawn_after("ntttcp", "exec >/dev/full", "--loopback -P 1 -p @1 -t 1")
         .wait(Duration::from_secs(30));
     assert_eq!(full.code(), Some(1), "{full:?}");
     assert!(
@@ -328,13 +341,13 @@ fn stdout_failures_count_but_a_closed_pipe_is_quiet() {
         "{}",
         full.stderr
     );
-    let closed = spawn_after("ntttcp", "exec >&-", "--loopback -P 1 -p 31111 -t 1")
+    let closed = spawn_after("ntttcp", "exec >&-", "--loopback -P 1 -p @11 -t 1")
         .wait(Duration::from_secs(30));
     assert_eq!(closed.code(), Some(0), "{closed:?}");
     assert!(!closed.stderr.contains("cannot write"), "{}", closed.stderr);
     // A reader that reads one line and leaves, as `| head -1` does.
     let mut child = std::process::Command::new(crate::util::bin())
-        .args("--loopback -P 1 -p 31121 -t 1".split(' '))
+        .args(ports_in("--loopback -P 1 -p @21 -t 1").split(' '))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -391,13 +404,14 @@ impl Drop for Reap {
 /// left the caller's session.
 #[test]
 fn the_daemon_tells_the_truth_and_guards_its_pid_file() {
+    let _ports = Ports::take(3);
     let dir = crate::util::Scratch::new("daemons");
     let pid_file = dir.file("a.pid");
     let o = run(
-        &format!(
-            "-r 127.0.0.1 -P 1 -p 31201 -t 2 -H -D --pid-file {}",
+        &ports_in(&format!(
+            "-r 127.0.0.1 -P 1 -p @1 -t 2 -H -D --pid-file {}",
             pid_file.display()
-        ),
+        )),
         Duration::from_secs(30),
     );
     assert_eq!(o.code(), Some(0), "{o:?}");
@@ -409,8 +423,8 @@ fn the_daemon_tells_the_truth_and_guards_its_pid_file() {
         .unwrap();
     let mut reap = Reap(Some(pid));
     // Ready means bound: the ports listen the moment the foreground process is gone.
-    wait_listening(31201, Duration::ZERO);
-    wait_listening(31200, Duration::ZERO);
+    wait_listening(port(1), Duration::ZERO);
+    wait_listening(port(0), Duration::ZERO);
     assert_eq!(dir.read("a.pid").trim(), pid.to_string());
     assert_eq!(
         session_of(pid),
@@ -421,14 +435,18 @@ fn the_daemon_tells_the_truth_and_guards_its_pid_file() {
 
     // Same port: the second daemon's bind error, exit 1.
     let again = run(
-        &format!(
-            "-r 127.0.0.1 -P 1 -p 31201 -t 2 -D --pid-file {}",
+        &ports_in(&format!(
+            "-r 127.0.0.1 -P 1 -p @1 -t 2 -D --pid-file {}",
             dir.file("b.pid").display()
-        ),
+        )),
         Duration::from_secs(30),
     );
     assert_eq!(again.code(), Some(1), "{again:?}");
-    assert!(again.stderr.contains("data port 31201"), "{}", again.stderr);
+    assert!(
+        again.stderr.contains(&ports_in("data port @1")),
+        "{}",
+        again.stderr
+    );
     assert!(
         !again.stdout.contains("running in the background"),
         "{}",
@@ -441,10 +459,10 @@ fn the_daemon_tells_the_truth_and_guards_its_pid_file() {
 
     // Same pid file: refused while the first holds it, and the file is left alone.
     let twin = run(
-        &format!(
-            "-r 127.0.0.1 -P 1 -p 31301 -t 2 -D --pid-file {}",
+        &ports_in(&format!(
+            "-r 127.0.0.1 -P 1 -p @101 -t 2 -D --pid-file {}",
             pid_file.display()
-        ),
+        )),
         Duration::from_secs(30),
     );
     assert_eq!(twin.code(), Some(1), "{twin:?}");
@@ -458,7 +476,7 @@ fn the_daemon_tells_the_truth_and_guards_its_pid_file() {
 
     // A pid file that cannot be written.
     let nowhere = run(
-        "-r 127.0.0.1 -P 1 -p 31401 -t 2 -D --pid-file /nonexistent/x.pid",
+        "-r 127.0.0.1 -P 1 -p @201 -t 2 -D --pid-file /nonexistent/x.pid",
         Duration::from_secs(30),
     );
     assert_eq!(nowhere.code(), Some(1), "{nowhere:?}");
@@ -469,10 +487,7 @@ fn the_daemon_tells_the_truth_and_guards_its_pid_file() {
     );
 
     // The daemon still serves, and removes its own pid file when stopped.
-    let s = run(
-        "-s 127.0.0.1 -P 1 -n 1 -p 31201 -t 2",
-        Duration::from_secs(30),
-    );
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", Duration::from_secs(30));
     assert_eq!(s.code(), Some(0), "{s:?}");
     let _ = std::process::Command::new("kill")
         .arg(pid.to_string())
@@ -526,13 +541,15 @@ impl Idler {
 /// starve the sync port: a real sender 25 s in is served and completes.
 #[test]
 fn idle_sync_sessions_cannot_starve_a_real_sender() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 31501 -t 2");
-    wait_listening(31500, Duration::from_secs(20));
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2");
+    wait_listening(port(0), Duration::from_secs(20));
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let begin = std::time::Instant::now();
     let attackers: Vec<_> = (0..6)
         .map(|_| {
             let stop = stop.clone();
+            let sync = port(0);
             std::thread::spawn(move || {
                 let mut idlers: Vec<Idler> = (0..50).map(|_| Idler(None)).collect();
                 let mut next = std::time::Instant::now();
@@ -540,7 +557,7 @@ fn idle_sync_sessions_cannot_starve_a_real_sender() {
                     && begin.elapsed() < Duration::from_secs(40)
                 {
                     for i in &mut idlers {
-                        i.round(31500);
+                        i.round(sync);
                     }
                     next += Duration::from_secs(1);
                     std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
@@ -551,10 +568,7 @@ fn idle_sync_sessions_cannot_starve_a_real_sender() {
     while begin.elapsed() < Duration::from_secs(25) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    let s = run(
-        "-s 127.0.0.1 -P 1 -n 1 -p 31501 -t 2",
-        Duration::from_secs(40),
-    );
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", Duration::from_secs(40));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for a in attackers {
         a.join().unwrap();
@@ -584,19 +598,17 @@ fn connect_many(first_port: u16, n: usize) -> Vec<std::net::TcpStream> {
 /// its connections, and gives its memory back.
 #[test]
 fn a_flood_of_idle_data_connections_is_closed_at_once() {
+    let _ports = Ports::take(1);
     let _quiet = crate::util::exclusive();
     crate::util::raise_own_nofile(6_000);
-    let r = spawn(
-        "receiver",
-        "-r 127.0.0.1 -P 2 -p 31601 -t 3 -H --format jsonl",
-    );
-    wait_listening(31600, Duration::from_secs(20));
-    wait_listening(31602, Duration::from_secs(20));
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p @1 -t 3 -H --format jsonl");
+    wait_listening(port(0), Duration::from_secs(20));
+    wait_listening(port(2), Duration::from_secs(20));
     let base = crate::util::rss_kib(r.pid());
     let mut peak = base;
     let mut made = 0;
     for _ in 0..4 {
-        let held = connect_many(31601, 5_000);
+        let held = connect_many(port(1), 5_000);
         made += held.len();
         peak = peak.max(crate::util::rss_kib(r.pid()));
         drop(held);
@@ -605,9 +617,9 @@ fn a_flood_of_idle_data_connections_is_closed_at_once() {
     assert!(made >= 19_000, "{made} connects");
     assert!(peak < 100 * 1024, "peak RSS {peak} KiB");
 
-    let s = spawn("sender", "-s 127.0.0.1 -P 2 -n 1 -p 31601 -t 3");
+    let s = spawn("sender", "-s 127.0.0.1 -P 2 -n 1 -p @1 -t 3");
     r.wait_for_stdout("\"type\":\"interval\"", Duration::from_secs(30));
-    let during = connect_many(31601, 2_000);
+    let during = connect_many(port(1), 2_000);
     let so = s.wait(Duration::from_secs(30));
     drop(during);
     assert_eq!(so.code(), Some(0), "{so:?}");
@@ -637,10 +649,11 @@ fn a_flood_of_idle_data_connections_is_closed_at_once() {
 /// the sync port still answers (its descriptors are reserved).
 #[test]
 fn a_flood_during_a_handshake_leaves_descriptors_for_the_sync_port() {
+    let _ports = Ports::take(1);
     crate::util::raise_own_nofile(2_000);
-    let r = crate::util::spawn_limited("receiver", 400, "-r 127.0.0.1 -P 1 -p 31701 -t 2");
-    wait_listening(31700, Duration::from_secs(20));
-    let mut attacker = std::net::TcpStream::connect("127.0.0.1:31700").expect("sync");
+    let r = crate::util::spawn_limited("receiver", 400, "-r 127.0.0.1 -P 1 -p @1 -t 2");
+    wait_listening(port(0), Duration::from_secs(20));
+    let mut attacker = std::net::TcpStream::connect(ports_in("127.0.0.1:@0")).expect("sync");
     attacker
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
@@ -649,12 +662,12 @@ fn a_flood_during_a_handshake_leaves_descriptors_for_the_sync_port() {
     sync_send(&mut attacker, 2);
     assert_eq!(sync_read(&mut attacker), 2);
     let flood: Vec<_> = (0..500)
-        .filter_map(|_| std::net::TcpStream::connect("127.0.0.1:31701").ok())
+        .filter_map(|_| std::net::TcpStream::connect(ports_in("127.0.0.1:@1")).ok())
         .collect();
     assert!(flood.len() > 400, "{} connects", flood.len());
     // Each of these needs a descriptor on the receiver: still there.
     for _ in 0..20 {
-        let mut s = std::net::TcpStream::connect("127.0.0.1:31700").expect("sync port");
+        let mut s = std::net::TcpStream::connect(ports_in("127.0.0.1:@0")).expect("sync port");
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         sync_send(&mut s, u32::from(b'X'));
         assert_eq!(
@@ -677,7 +690,8 @@ fn a_flood_during_a_handshake_leaves_descriptors_for_the_sync_port() {
 /// receiver, continued, finds its test cut short and says so with exit 1.
 #[test]
 fn a_receiver_stopped_mid_test_reports_the_test_its_sender_abandoned() {
-    let (r, s) = running_pair(31801, 6, "--format json", "--timeout 2");
+    let _ports = Ports::take(1);
+    let (r, s) = running_pair(port(1), 6, "--format json", "--timeout 2");
     r.signal(19);
     let so = s.wait(Duration::from_secs(30));
     r.signal(18);
@@ -694,7 +708,8 @@ fn a_receiver_stopped_mid_test_reports_the_test_its_sender_abandoned() {
 /// SIGTERM is an interruption: the figures measured so far, exit 130.
 #[test]
 fn sigterm_prints_the_results_and_exits_130() {
-    let (r, s) = running_pair(31901, 10, "", "");
+    let _ports = Ports::take(1);
+    let (r, s) = running_pair(port(1), 10, "", "");
     s.signal(15);
     let so = s.wait(Duration::from_secs(20));
     assert_eq!(so.code(), Some(130), "{so:?}");
@@ -705,8 +720,9 @@ fn sigterm_prints_the_results_and_exits_130() {
 /// A -H receiver stopped before it served any test exits 130 and prints no tables.
 #[test]
 fn a_hold_receiver_that_served_nothing_exits_130() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 31951 -t 2 -H");
-    wait_listening(31950, Duration::from_secs(20));
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @51 -t 2 -H");
+    wait_listening(port(50), Duration::from_secs(20));
     r.signal(2);
     let ro = r.wait(Duration::from_secs(20));
     assert_eq!(ro.code(), Some(130), "{ro:?}");
@@ -718,8 +734,9 @@ fn a_hold_receiver_that_served_nothing_exits_130() {
 /// gives up after it, and within the product's 1.5 s more.
 #[test]
 fn windows_to_bounds_the_connect() {
+    let _ports = Ports::take(1);
     let o = run(
-        "-s -m 1,*,127.0.0.1 -ns -p 31971 -t 2 -to 1500",
+        "-s -m 1,*,127.0.0.1 -ns -p @71 -t 2 -to 1500",
         Duration::from_secs(30),
     );
     eprintln!(
@@ -740,12 +757,13 @@ fn windows_to_bounds_the_connect() {
 /// the sessions idle longest (here the first 44 opened), the rest stay open.
 #[test]
 fn the_sync_port_holds_at_most_256_sessions() {
+    let _ports = Ports::take(1);
     crate::util::raise_own_nofile(1_000);
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 31981 -t 2");
-    wait_listening(31980, Duration::from_secs(20));
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @81 -t 2");
+    wait_listening(port(80), Duration::from_secs(20));
     let sessions: Vec<std::net::TcpStream> = (0..300)
         .map(|_| {
-            let mut s = std::net::TcpStream::connect("127.0.0.1:31980").expect("sync port");
+            let mut s = std::net::TcpStream::connect(ports_in("127.0.0.1:@80")).expect("sync port");
             s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
             sync_send(&mut s, u32::from(b'X'));
             assert_eq!(sync_read(&mut s), 11);
@@ -780,4 +798,87 @@ fn the_sync_port_holds_at_most_256_sessions() {
     );
     drop(sessions);
     r.signal(9);
+}
+
+/// A signal more than a second after the first is not a new interruption: the process
+/// says its results are on their way, then prints them and exits 130.
+#[test]
+fn a_later_signal_says_the_results_are_on_their_way() {
+    let _ports = Ports::take(1);
+    let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 60");
+    wait_listening(port(0), Duration::from_secs(20));
+    // Nobody reads the sender's stdout: once the pipe is full (200 threads' bytes in each
+    // JSON interval line fill it in seconds), it blocks writing a line, and is still
+    // there for a later signal.
+    let mut s = crate::util::spawn_unread(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 200 -p @1 -t 60 --interval 0.1 --format jsonl",
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !s.blocked_on_a_pipe() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sender never filled its stdout"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s.signal(2);
+    // The scenario: later signals, each more than a second after the first.
+    let said = "already stopping; the results measured so far follow";
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(1100));
+        s.signal(2);
+        if s.says_within(said, Duration::from_secs(1)) {
+            break;
+        }
+    }
+    s.read_stdout();
+    let so = s.wait(Duration::from_secs(30));
+    assert_eq!(so.code(), Some(130), "{so:?}");
+    assert_eq!(
+        so.stderr.matches(said).count(),
+        1,
+        "said once: {}",
+        so.stderr
+    );
+    let last = so.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("{\"type\":\"summary\""),
+        "results printed last: {last}"
+    );
+}
+
+/// A side that was itself stopped across its planned end measures a stretched window and
+/// says by how much it overran (JSON `window_overrun_s`, a warning); with no stall limit
+/// the test still completes.
+#[test]
+fn a_receiver_stopped_across_its_end_reports_the_overrun() {
+    let _ports = Ports::take(1);
+    let r = spawn(
+        "receiver",
+        "-r 127.0.0.1 -P 1 -p @1 -t 4 --timeout 30 --format json",
+    );
+    wait_listening(port(0), Duration::from_secs(20));
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 4 --timeout 30 --interval 0.5",
+    );
+    s.wait_for_stdout("-    3.000 s", Duration::from_secs(20));
+    r.signal(19);
+    // The scenario: the receiver stays stopped for two seconds, past its planned end.
+    std::thread::sleep(Duration::from_secs(2));
+    r.signal(18);
+    let (so, ro) = (
+        s.wait(Duration::from_secs(30)),
+        r.wait(Duration::from_secs(30)),
+    );
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    let rep = &json(&ro.stdout)["reports"][0];
+    let overrun = rep["window_overrun_s"].as_f64().expect("an overrun");
+    assert!((0.5..3.0).contains(&overrun), "{rep}");
+    assert!(
+        ro.stderr.contains("test disturbed: the window ran"),
+        "{}",
+        ro.stderr
+    );
 }

@@ -6,7 +6,9 @@
 use std::process::Command;
 use std::time::Duration;
 
-use crate::util::{Output, Proc, Tables, assert_close, is_root, parse_tables, spawn_in};
+use crate::util::{
+    Output, Ports, Proc, Tables, assert_close, is_root, parse_tables, port, ports_in, spawn_in,
+};
 
 /// Two namespaces `a` (sender side, .1) and `b` (receiver side, .2) on a veth pair;
 /// deleted again on drop, also when the test fails.
@@ -167,10 +169,11 @@ fn finish(p: Proc) -> (i32, Tables, String) {
 
 #[test]
 fn two_hosts_sync_run_across_veth() {
+    let _ports = Ports::take(1);
     let Some(h) = TwoHosts::new("s1", 1) else {
         return;
     };
-    let m = format!("-m 2,*,{} -p 23001 -W 1 -t 2", h.ip_b);
+    let m = ports_in(&format!("-m 2,*,{} -p @1 -W 1 -t 2", h.ip_b));
     let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
     let s = spawn_in(&h.a, "sender", &format!("-s {m}"));
     let (sc, st, se) = finish(s);
@@ -182,18 +185,19 @@ fn two_hosts_sync_run_across_veth() {
 
 #[test]
 fn two_hosts_windows_sender_linux_receiver_no_sync() {
+    let _ports = Ports::take(1);
     let Some(h) = TwoHosts::new("n1", 2) else {
         return;
     };
     let r = spawn_in(
         &h.b,
         "receiver",
-        &format!("-r -m 2,*,{} -N -p 23101 -W 1 -t 2", h.ip_b),
+        &ports_in(&format!("-r -m 2,*,{} -N -p @1 -W 1 -t 2", h.ip_b)),
     );
     let s = spawn_in(
         &h.a,
         "sender",
-        &format!("-s -m 2,*,{} -ns -p 23101 -wu 1 -t 2", h.ip_b),
+        &ports_in(&format!("-s -m 2,*,{} -ns -p @1 -wu 1 -t 2", h.ip_b)),
     );
     let (sc, st, se) = finish(s);
     let (rc, rt, re) = finish(r);
@@ -262,18 +266,21 @@ fn fault_mid_test(tag: &str, net: u8, port: u16, fault: impl FnOnce(&TwoHosts)) 
 
 #[test]
 fn link_down_mid_test_both_sides_detect_the_silence() {
-    fault_mid_test("ld", 4, 23201, |h| {
+    let _ports = Ports::take(1);
+    fault_mid_test("ld", 4, port(1), |h| {
         h.exec(&h.a, &format!("ip link set {} down", h.dev_a));
     });
 }
 
 #[test]
 fn total_loss_mid_test_both_sides_detect_the_silence() {
-    fault_mid_test("tl", 5, 23301, |h| h.drop_in_b(100));
+    let _ports = Ports::take(1);
+    fault_mid_test("tl", 5, port(1), |h| h.drop_in_b(100));
 }
 
 #[test]
 fn two_percent_loss_at_one_gigabit_completes_and_totals_agree() {
+    let _ports = Ports::take(1);
     let Some(h) = TwoHosts::new("lr", 6) else {
         return;
     };
@@ -285,7 +292,7 @@ fn two_percent_loss_at_one_gigabit_completes_and_totals_agree() {
         ),
     );
     h.drop_in_b(2);
-    let m = format!("-m 2,*,{} -p 23601 -W 1 -t 4", h.ip_b);
+    let m = ports_in(&format!("-m 2,*,{} -p @1 -W 1 -t 4", h.ip_b));
     let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
     let s = spawn_in(&h.a, "sender", &format!("-s {m}"));
     let (sc, st, se) = finish(s);
@@ -299,6 +306,7 @@ fn two_percent_loss_at_one_gigabit_completes_and_totals_agree() {
 
 #[test]
 fn ipv6_between_namespaces_with_source_address() {
+    let _ports = Ports::take(1);
     let Some(h) = TwoHosts::new("v6", 7) else {
         return;
     };
@@ -307,12 +315,12 @@ fn ipv6_between_namespaces_with_source_address() {
     let r = spawn_in(
         &h.b,
         "receiver",
-        "-r [fd00:201:7::2] -6 -P 1 -p 23701 -W 1 -t 2 --format json",
+        "-r [fd00:201:7::2] -6 -P 1 -p @1 -W 1 -t 2 --format json",
     );
     let s = spawn_in(
         &h.a,
         "sender",
-        "-s fd00:201:7::2 -6 -P 1 -n 2 -p 23701 -W 1 -t 2 -a fd00:201:7::1 --format json",
+        "-s fd00:201:7::2 -6 -P 1 -n 2 -p @1 -W 1 -t 2 -a fd00:201:7::1 --format json",
     );
     let so = s.wait(Duration::from_secs(30));
     let ro = r.wait(Duration::from_secs(30));
@@ -335,6 +343,7 @@ fn ipv6_between_namespaces_with_source_address() {
 
 #[test]
 fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
+    let _ports = Ports::take(1);
     let Some(h) = TwoHosts::new("ud", 8) else {
         return;
     };
@@ -350,11 +359,11 @@ fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
     // (receiver address, family flag, port, datagram size the 1500-byte veth MTU allows,
     // the sender's -a source address as the receiver sees it)
     let cases = [
-        (h.ip_b.clone(), "", 23801, 1500 - 28, h.ip_a.clone()),
+        (h.ip_b.clone(), "", port(1), 1500 - 28, h.ip_a.clone()),
         (
             "fd00:201:8::2".to_string(),
             "-6",
-            23811,
+            port(11),
             1500 - 48,
             "fd00:201:8::1".to_string(),
         ),
@@ -412,6 +421,7 @@ fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
 
 #[test]
 fn sender_resolves_host_names_over_ipv4_and_ipv6() {
+    let _ports = Ports::take(1);
     let Some(h) = TwoHosts::new("hn", 9) else {
         return;
     };
@@ -426,21 +436,21 @@ fn sender_resolves_host_names_over_ipv4_and_ipv6() {
             "-s rx.ntttcp.test",
             h.ip_b.as_str(),
             "",
-            23901,
+            port(1),
             format!("{}:", h.ip_a),
         ),
         (
             "-s rx.ntttcp.test",
             "fd00:201:9::2",
             "-6",
-            23911,
+            port(11),
             "[fd00:201:9::1]:".into(),
         ),
         (
             "-s -m 1,*,rx.ntttcp.test",
             h.ip_b.as_str(),
             "",
-            23921,
+            port(21),
             format!("{}:", h.ip_a),
         ),
     ];
@@ -464,12 +474,8 @@ fn sender_resolves_host_names_over_ipv4_and_ipv6() {
         assert!(rd["reports"][0]["totals"]["bytes"].as_u64().unwrap() > 0);
     }
     // A name nobody knows: one line naming it, at once.
-    let o = spawn_in(
-        &h.a,
-        "sender",
-        "-s nosuch.ntttcp.invalid -P 1 -p 23931 -t 1",
-    )
-    .wait(Duration::from_secs(20));
+    let o = spawn_in(&h.a, "sender", "-s nosuch.ntttcp.invalid -P 1 -p @31 -t 1")
+        .wait(Duration::from_secs(20));
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(
         o.stderr
@@ -483,16 +489,17 @@ fn sender_resolves_host_names_over_ipv4_and_ipv6() {
 /// the stall (JSON `longest_stall_s`, a warning), and `--max-stall 1` makes it exit 1.
 #[test]
 fn a_short_outage_is_reported_as_a_stall() {
+    let _ports = Ports::take(1);
     let Some(h) = TwoHosts::new("st", 10) else {
         return;
     };
-    let m = format!("-m 1,*,{} -p 23401 -t 8", h.ip_b);
+    let m = ports_in(&format!("-m 1,*,{} -p @1 -t 8", h.ip_b));
     let r = spawn_in(
         &h.b,
         "receiver",
         &format!("-r {m} --format json --max-stall 1"),
     );
-    crate::util::wait_listening_in(&h.b, 23400, Duration::from_secs(20));
+    crate::util::wait_listening_in(&h.b, port(0), Duration::from_secs(20));
     let s = spawn_in(&h.a, "sender", &format!("-s {m} --interval 0.2"));
     s.wait_for_stdout("Gbit/s", Duration::from_secs(20));
     h.exec(&h.a, &format!("ip link set {} down", h.dev_a));

@@ -1,9 +1,11 @@
 //! Result files and exit floors from real runs: the XML files read by a real XML parser,
-//! the JSON file by serde_json, the log compared with the console. PORTS: 26500-26999.
+//! the JSON file by serde_json, the log compared with the console.
 
 use std::time::Duration;
 
-use crate::util::{Scratch, assert_close, assert_valid, parse_tables, run, spawn, validator};
+use crate::util::{
+    Ports, Scratch, assert_close, assert_valid, parse_tables, port, ports_in, run, spawn, validator,
+};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -17,23 +19,24 @@ fn metric<'a>(doc: &'a roxmltree::Document, tag: &str, metric: &str) -> &'a str 
 
 #[test]
 fn linux_xml_json_and_log_files_from_a_real_run() {
+    let _ports = Ports::take(1);
     let d = Scratch::new("files");
     let f = |n: &str| d.file(n).display().to_string();
     let r = spawn(
         "receiver",
-        &format!(
-            "-r 127.0.0.1 -P 2 -p 26501 -t 2 -V -x {} -j {}",
+        &ports_in(&format!(
+            "-r 127.0.0.1 -P 2 -p @1 -t 2 -V -x {} -j {}",
             f("r.xml"),
             f("r.json")
-        ),
+        )),
     );
     let so = run(
-        &format!(
-            "-s 127.0.0.1 -P 2 -n 1 -p 26501 -t 2 -x{} -j {} -O {}",
+        &ports_in(&format!(
+            "-s 127.0.0.1 -P 2 -n 1 -p @1 -t 2 -x{} -j {} -O {}",
             f("s.xml"),
             f("s.json"),
             f("s.log")
-        ),
+        )),
         LIMIT,
     );
     let ro = r.wait(LIMIT);
@@ -118,9 +121,10 @@ fn linux_xml_json_and_log_files_from_a_real_run() {
 
 #[test]
 fn windows_xml_is_appended_per_run_and_parses() {
+    let _ports = Ports::take(1);
     let d = Scratch::new("winxml");
     let path = d.file("xml.txt").display().to_string();
-    for port in [26601, 26611] {
+    for port in [port(1), port(11)] {
         let r = spawn(
             "receiver",
             &format!("-r -m 2,*,127.0.0.1 -p {port} -ns -t 1 -xml {path}"),
@@ -160,13 +164,14 @@ fn windows_xml_is_appended_per_run_and_parses() {
 
 #[test]
 fn min_throughput_floor_sets_exit_status_3_after_printing() {
+    let _ports = Ports::take(1);
     let low = run(
-        "--loopback -m 1,*,127.0.0.1 -p 26701 -t 1 --min-throughput 1M",
+        "--loopback -m 1,*,127.0.0.1 -p @1 -t 1 --min-throughput 1M",
         LIMIT,
     );
     assert_eq!(low.code(), Some(0), "{low:?}");
     let high = run(
-        "--loopback -m 1,*,127.0.0.1 -p 26711 -t 1 --min-throughput 100T",
+        "--loopback -m 1,*,127.0.0.1 -p @11 -t 1 --min-throughput 100T",
         LIMIT,
     );
     assert_eq!(high.code(), Some(3), "{high:?}");
@@ -197,8 +202,9 @@ fn golden_document_matches_the_schema() {
 
 #[test]
 fn json_format_from_a_real_run_matches_the_schema() {
+    let _ports = Ports::take(1);
     let o = run(
-        "--loopback -m 2,*,127.0.0.1 -p 26801 -W 1 -t 2 --format json",
+        "--loopback -m 2,*,127.0.0.1 -p @1 -W 1 -t 2 --format json",
         LIMIT,
     );
     assert_eq!(o.code(), Some(0), "{o:?}");
@@ -214,23 +220,32 @@ fn json_format_from_a_real_run_matches_the_schema() {
     let bytes = |i: usize| reports[i]["totals"]["bytes"].as_u64().unwrap() as f64;
     assert!(bytes(1) > 1e6);
     assert_close(bytes(0), bytes(1), 1.0, "sender vs receiver bytes in JSON");
-    let sum: u64 = reports[1]["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["bytes"].as_u64().unwrap())
-        .sum();
-    assert_eq!(sum as f64, bytes(1), "threads add up to the total");
+    // -m 2: sender thread k sends to port k, which receiver thread k serves; each pair
+    // is measured by two processes on their own.
+    let per_thread = |i: usize| -> Vec<f64> {
+        reports[i]["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["bytes"].as_u64().unwrap() as f64)
+            .collect()
+    };
+    let (sent, received) = (per_thread(0), per_thread(1));
+    assert_eq!((sent.len(), received.len()), (2, 2));
+    for (s, r) in sent.iter().zip(&received) {
+        assert_close(*s, *r, 1.0, "a sender thread vs its receiver thread");
+    }
 }
 
 #[test]
 fn jsonl_streams_intervals_then_a_summary_per_side() {
+    let _ports = Ports::take(1);
     let r = spawn(
         "receiver",
-        "-r 127.0.0.1 -P 1 -p 26811 -t 2 --format jsonl --interval 0.5",
+        "-r 127.0.0.1 -P 1 -p @11 -t 2 --format jsonl --interval 0.5",
     );
     let s = run(
-        "-s 127.0.0.1 -P 1 -n 1 -p 26811 -t 2 --format jsonl --interval 0.5",
+        "-s 127.0.0.1 -P 1 -n 1 -p @11 -t 2 --format jsonl --interval 0.5",
         LIMIT,
     );
     let ro = r.wait(LIMIT);
@@ -272,14 +287,15 @@ fn jsonl_streams_intervals_then_a_summary_per_side() {
 
 #[test]
 fn linux_format_matches_the_upstream_suite_regexes() {
+    let _ports = Ports::take(1);
     // Spec section 6: the patterns ntttcp-for-linux's own tests parse its output with.
     let re = |p: &str| regex::Regex::new(p).unwrap();
     let r = spawn(
         "receiver",
-        "-r 127.0.0.1 -P 2 -p 26821 -W 2 -t 3 -C 2 -Q -V -e --format linux -b 1470",
+        "-r 127.0.0.1 -P 2 -p @21 -W 2 -t 3 -C 2 -Q -V -e --format linux -b 1470",
     );
     let s = run(
-        "-s 127.0.0.1 -P 2 -n 2 -l 1 -p 26821 -W 2 -t 3 -C 2 -Q --format linux",
+        "-s 127.0.0.1 -P 2 -n 2 -l 1 -p @21 -W 2 -t 3 -C 2 -Q --format linux",
         LIMIT,
     );
     let ro = r.wait(LIMIT);
@@ -336,9 +352,9 @@ fn linux_format_matches_the_upstream_suite_regexes() {
     // test_multi_clients_mode's check, on the receiver's flags block.
     let m = spawn(
         "receiver",
-        "-r 127.0.0.1 -P 1 -p 26825 -t 1 -M -V --format linux",
+        "-r 127.0.0.1 -P 1 -p @25 -t 1 -M -V --format linux",
     );
-    let a = run("-s 127.0.0.1 -P 1 -n 1 -p 26825 -t 1 -L", LIMIT);
+    let a = run("-s 127.0.0.1 -P 1 -n 1 -p @25 -t 1 -L", LIMIT);
     let mo = m.wait(LIMIT);
     assert_eq!((a.code(), mo.code()), (Some(0), Some(0)), "{a:?} {mo:?}");
     assert!(
@@ -350,8 +366,9 @@ fn linux_format_matches_the_upstream_suite_regexes() {
 
 #[test]
 fn interval_lines_in_the_windows_layout() {
+    let _ports = Ports::take(1);
     let o = run(
-        "--loopback -m 1,*,127.0.0.1 -p 26831 -t 2 --interval 0.5",
+        "--loopback -m 1,*,127.0.0.1 -p @31 -t 2 --interval 0.5",
         LIMIT,
     );
     assert_eq!(o.code(), Some(0), "{o:?}");
@@ -370,19 +387,22 @@ fn interval_lines_in_the_windows_layout() {
 
 #[test]
 fn show_counters_agree_across_console_xml_and_json() {
+    let _ports = Ports::take(1);
     let d = Scratch::new("show");
     let (x, j) = (d.file("s.xml"), d.file("s.json"));
     let shows = "--show-tcp-retrans --show-nic-packets lo --show-dev-interrupts LOC";
     let r = spawn(
         "receiver",
-        &format!("-r 127.0.0.1 -P 1 -p 26841 -t 2 {shows} --format json"),
+        &ports_in(&format!(
+            "-r 127.0.0.1 -P 1 -p @41 -t 2 {shows} --format json"
+        )),
     );
     let s = run(
-        &format!(
-            "-s 127.0.0.1 -P 1 -n 1 -p 26841 -t 2 {shows} --format linux -x {} -j {}",
+        &ports_in(&format!(
+            "-s 127.0.0.1 -P 1 -n 1 -p @41 -t 2 {shows} --format linux -x {} -j {}",
             x.display(),
             j.display()
-        ),
+        )),
         LIMIT,
     );
     let ro = r.wait(LIMIT);
@@ -440,8 +460,9 @@ fn show_counters_agree_across_console_xml_and_json() {
 
 #[test]
 fn verbose_sender_shows_tcp_info_per_connection() {
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 26851 -t 1");
-    let s = run("-s 127.0.0.1 -P 1 -n 1 -l 2 -p 26851 -t 1 -V", LIMIT);
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @51 -t 1");
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -l 2 -p @51 -t 1 -V", LIMIT);
     assert_eq!(r.wait(LIMIT).code(), Some(0));
     assert_eq!(s.code(), Some(0), "{s:?}");
     let re = regex::Regex::new(r"(?m)^ +(\d) +0 +\d+ +(\d+) +\d+ +(\d+) +\d+ +\d+$").unwrap();
@@ -451,9 +472,9 @@ fn verbose_sender_shows_tcp_info_per_connection() {
         rows.iter().all(|c| c[3].parse::<u32>().unwrap() > 0),
         "cwnd > 0"
     );
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 26861 -t 1");
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @61 -t 1");
     let s = run(
-        "-s 127.0.0.1 -P 1 -n 1 -l 2 -p 26861 -t 1 -V --format json",
+        "-s 127.0.0.1 -P 1 -n 1 -l 2 -p @61 -t 1 -V --format json",
         LIMIT,
     );
     assert_eq!(r.wait(LIMIT).code(), Some(0));
@@ -470,13 +491,14 @@ fn verbose_sender_shows_tcp_info_per_connection() {
 
 #[test]
 fn plot_draws_every_thread_and_the_total() {
+    let _ports = Ports::take(1);
     let d = Scratch::new("plot");
     let svg = d.file("run.svg");
     let o = run(
-        &format!(
-            "--loopback -m 2,*,127.0.0.1 -p 26871 -t 2 --interval 0.5 --plot {}",
+        &ports_in(&format!(
+            "--loopback -m 2,*,127.0.0.1 -p @71 -t 2 --interval 0.5 --plot {}",
             svg.display()
-        ),
+        )),
         LIMIT,
     );
     assert_eq!(o.code(), Some(0), "{o:?}");
@@ -502,6 +524,7 @@ fn plot_draws_every_thread_and_the_total() {
 
 #[test]
 fn live_status_line_on_a_terminal_and_quiet_without_it() {
+    let _ports = Ports::take(1);
     // script(1) gives ntttcp a pseudo-terminal, as an interactive user has.
     let ntttcp = crate::util::bin();
     let tty = |args: &str| {
@@ -518,7 +541,7 @@ fn live_status_line_on_a_terminal_and_quiet_without_it() {
         assert!(out.status.success(), "{out:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let live = tty("--loopback -m 1,*,127.0.0.1 -p 26881 -t 3");
+    let live = tty(&ports_in("--loopback -m 1,*,127.0.0.1 -p @81 -t 3"));
     assert!(
         live.contains("\r\x1b[2Kntttcp: receiver 1 / 3 s "),
         "{live:?}"
@@ -529,7 +552,7 @@ fn live_status_line_on_a_terminal_and_quiet_without_it() {
         2,
         "tables after the status line"
     );
-    let quiet = tty("--loopback -m 1,*,127.0.0.1 -p 26891 -t 2 -Q");
+    let quiet = tty(&ports_in("--loopback -m 1,*,127.0.0.1 -p @91 -t 2 -Q"));
     assert!(!quiet.contains("\x1b[2K"), "-Q: no live line: {quiet:?}");
 }
 
@@ -539,8 +562,9 @@ fn live_status_line_on_a_terminal_and_quiet_without_it() {
 /// window's end is written, not delivered).
 #[test]
 fn the_sender_counts_delivered_bytes_and_keeps_written_ones_beside_them() {
+    let _ports = Ports::take(1);
     let o = run(
-        "--loopback -p 26901 -t 3 --format json",
+        "--loopback -p @1 -t 3 --format json",
         Duration::from_secs(60),
     );
     assert_eq!(o.code(), Some(0), "{o:?}");
@@ -587,14 +611,15 @@ fn the_sender_counts_delivered_bytes_and_keeps_written_ones_beside_them() {
 /// however many calls it took: `Avg B / Compl` is the buffer length exactly.
 #[test]
 fn windows_dialect_senders_complete_whole_64k_buffers() {
+    let _ports = Ports::take(1);
     let dir = Scratch::new("winbuf");
-    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -ns -p 26911 -t 2");
-    crate::util::wait_listening(26912, Duration::from_secs(20));
+    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -ns -p @11 -t 2");
+    crate::util::wait_listening(port(12), Duration::from_secs(20));
     let s = run(
-        &format!(
-            "-s -m 2,*,127.0.0.1 -ns -p 26911 -t 2 -xml {}",
+        &ports_in(&format!(
+            "-s -m 2,*,127.0.0.1 -ns -p @11 -t 2 -xml {}",
             dir.file("s.xml").display()
-        ),
+        )),
         Duration::from_secs(30),
     );
     let ro = r.wait(Duration::from_secs(30));

@@ -1,9 +1,9 @@
 //! Data-path options: socket buffers read back, TCP_NODELAY, and rate limits measured by
-//! the receiver. PORTS: 28500-28999 (Windows lines here use no-sync, so no token ports).
+//! the receiver.
 
 use std::time::Duration;
 
-use crate::util::{assert_close, parse_tables, run, spawn, spawn_limited};
+use crate::util::{Ports, assert_close, parse_tables, port, ports_in, run, spawn, spawn_limited};
 
 const LIMIT: Duration = Duration::from_secs(40);
 
@@ -13,12 +13,13 @@ fn json(stdout: &str) -> serde_json::Value {
 
 #[test]
 fn socket_buffers_are_read_back_and_nodelay_applied() {
+    let _ports = Ports::take(1);
     let r = spawn(
         "receiver",
-        "-r -m 1,*,127.0.0.1 -p 28501 -ns -t 1 -rb 512K -sb 128K -ndl --format json",
+        "-r -m 1,*,127.0.0.1 -p @1 -ns -t 1 -rb 512K -sb 128K -ndl --format json",
     );
     let s = run(
-        "-s -m 1,*,127.0.0.1 -p 28501 -ns -t 1 -sb 256K -rb 64K -ndl --format json",
+        "-s -m 1,*,127.0.0.1 -p @1 -ns -t 1 -sb 256K -rb 64K -ndl --format json",
         LIMIT,
     );
     let ro = r.wait(LIMIT);
@@ -43,8 +44,8 @@ fn socket_buffers_are_read_back_and_nodelay_applied() {
         s.stderr
     );
     // Without the options the kernel's defaults stay (autotuning, Nagle on).
-    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p 28511 -t 1 --format json");
-    let s = run("-s 127.0.0.1 -P 1 -n 1 -p 28511 -t 1 --format json", LIMIT);
+    let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @11 -t 1 --format json");
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -p @11 -t 1 --format json", LIMIT);
     assert_eq!(r.wait(LIMIT).code(), Some(0));
     let sj = json(&s.stdout);
     assert_eq!(sock(&sj, "no_delay"), false);
@@ -63,12 +64,13 @@ fn limited(port: u16, streams: u32, sender_opts: &str) -> f64 {
 
 #[test]
 fn bandwidth_limit_is_accurate_from_10_mbit_to_10_gbit() {
+    let _ports = Ports::take(1);
     let _quiet = crate::util::exclusive();
     for (port, streams, rate, gbit) in [
-        (28601, 1, "10M", 0.01),
-        (28611, 2, "100M", 0.1),
-        (28621, 2, "1G", 1.0),
-        (28631, 4, "10G", 10.0),
+        (port(1), 1, "10M", 0.01),
+        (port(11), 2, "100M", 0.1),
+        (port(21), 2, "1G", 1.0),
+        (port(31), 4, "10G", 10.0),
     ] {
         let got = limited(port, streams, &format!("-B {rate}"));
         let err = (got - gbit).abs() / gbit * 100.0;
@@ -82,13 +84,11 @@ fn bandwidth_limit_is_accurate_from_10_mbit_to_10_gbit() {
 
 #[test]
 fn windows_per_thread_throttle() {
+    let _ports = Ports::take(1);
     let _quiet = crate::util::exclusive();
     // -thr 12800 KB/s per thread (KB = 1024 B), two threads: 209.7152 Mbit/s in total.
-    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p 28701 -ns -wu 1 -t 3");
-    let s = run(
-        "-s -m 2,*,127.0.0.1 -p 28701 -ns -wu 1 -t 3 -thr 12800",
-        LIMIT,
-    );
+    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p @1 -ns -wu 1 -t 3");
+    let s = run("-s -m 2,*,127.0.0.1 -p @1 -ns -wu 1 -t 3 -thr 12800", LIMIT);
     let ro = r.wait(LIMIT);
     assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
     let t = &parse_tables(&ro.stdout)[0];
@@ -106,18 +106,19 @@ fn windows_per_thread_throttle() {
 
 #[test]
 fn ten_thousand_connections_end_to_end() {
+    let _ports = Ports::take(1);
     let _quiet = crate::util::exclusive();
     // -P 10 -n 100 -l 10: 1000 sender threads, 10,000 connections, on loopback, with
     // 10,400 descriptors on each side: one per connection and a few to spare.
     let r = spawn_limited(
         "receiver",
         10_400,
-        "-r 127.0.0.1 -P 10 -p 28801 -t 3 --format json",
+        "-r 127.0.0.1 -P 10 -p @1 -t 3 --format json",
     );
     let s = spawn_limited(
         "sender",
         10_400,
-        "-s 127.0.0.1 -P 10 -n 100 -l 10 -p 28801 -t 3 --timeout 30 --format json",
+        "-s 127.0.0.1 -P 10 -n 100 -l 10 -p @1 -t 3 --timeout 30 --format json",
     )
     .wait(LIMIT);
     let ro = r.wait(LIMIT);
@@ -171,7 +172,8 @@ fn descriptors_needed(args: &str) -> u64 {
 /// worker.
 #[test]
 fn the_descriptor_check_counts_exactly_what_the_run_opens() {
-    for (port, io) in [(28701, ""), (28711, "--io async")] {
+    let _ports = Ports::take(1);
+    for (port, io) in [(port(1), ""), (port(11), "--io async")] {
         let args = format!("-s127.0.0.1 -P 2 -n 10 -l 25 -p {port} -t 2 {io}");
         let need = descriptors_needed(&args);
         assert!((500..600).contains(&need), "{need}");
@@ -201,10 +203,11 @@ fn the_descriptor_check_counts_exactly_what_the_run_opens() {
 
 #[test]
 fn source_address_and_pinned_ports_are_seen_by_the_receiver() {
+    let _ports = Ports::take(1);
     // Any 127.x address is local: the sender binds to 127.0.0.2, ports from 28931.
-    let r = spawn("receiver", "-r -P 2 -p 28951 -t 1 --format json");
+    let r = spawn("receiver", "-r -P 2 -p @51 -t 1 --format json");
     let s = run(
-        "-s 127.0.0.1 -P 2 -n 2 -l 2 -p 28951 -t 1 -a 127.0.0.2 -f 28931",
+        "-s 127.0.0.1 -P 2 -n 2 -l 2 -p @51 -t 1 -a 127.0.0.2 -f @31",
         LIMIT,
     );
     let ro = r.wait(LIMIT);
@@ -218,7 +221,9 @@ fn source_address_and_pinned_ports_are_seen_by_the_receiver() {
         .collect();
     peers.sort();
     // Connection i of thread k uses F + k*l + i (as ntttcp-for-linux numbers them).
-    let want: Vec<String> = (28931..=28938).map(|p| format!("127.0.0.2:{p}")).collect();
+    let want: Vec<String> = (port(31)..=port(38))
+        .map(|p| format!("127.0.0.2:{p}"))
+        .collect();
     assert_eq!(peers, want);
     // The pinned range must fit, and -a must be local.
     let bad = run("-s 127.0.0.1 -P 2 -n 2 -l 2 -f 65530 -t 1", LIMIT);
@@ -239,9 +244,10 @@ fn source_address_and_pinned_ports_are_seen_by_the_receiver() {
 
 #[test]
 fn kernel_pacing_rate_is_split_over_the_connections() {
+    let _ports = Ports::take(1);
     let _quiet = crate::util::exclusive();
     // --fq-rate-limit 2G over 2 connections: SO_MAX_PACING_RATE of 1 Gbit/s each.
-    let got = limited(28971, 2, "--fq-rate-limit 2G");
+    let got = limited(port(71), 2, "--fq-rate-limit 2G");
     let err = (got - 2.0).abs() / 2.0 * 100.0;
     eprintln!("RATE --fq-rate-limit 2G: receiver measured {got:.4} Gbit/s ({err:.2}% off)");
     assert!(err <= 2.0, "{got} Gbit/s");
@@ -251,10 +257,11 @@ fn kernel_pacing_rate_is_split_over_the_connections() {
 
 #[test]
 fn zero_copy_paths_move_the_same_bytes_and_every_report_says_so() {
+    let _ports = Ports::take(1);
     // -Z on a separate sender process against a copying receiver: what was sent arrives.
-    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p 28941 -t 2 --format json");
+    let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p @41 -t 2 --format json");
     let s = run(
-        "-s 127.0.0.1 -P 2 -n 1 -l 2 -p 28941 -t 2 -Z --format json",
+        "-s 127.0.0.1 -P 2 -n 1 -l 2 -p @41 -t 2 -Z --format json",
         LIMIT,
     );
     let ro = r.wait(LIMIT);
@@ -270,10 +277,10 @@ fn zero_copy_paths_move_the_same_bytes_and_every_report_says_so() {
     let dir = crate::util::Scratch::new("zero-copy");
     let x = dir.file("z.xml");
     let o = run(
-        &format!(
-            "--loopback -P 1 -p 28961 -t 1 -Z --skip-rx-copy -x {}",
+        &ports_in(&format!(
+            "--loopback -P 1 -p @61 -t 1 -Z --skip-rx-copy -x {}",
             x.display()
-        ),
+        )),
         LIMIT,
     );
     assert_eq!(o.code(), Some(0), "{o:?}");
@@ -293,15 +300,18 @@ fn zero_copy_paths_move_the_same_bytes_and_every_report_says_so() {
         "{xml}"
     );
     // Without them the parameter list is the original's.
-    let plain = run("--loopback -P 1 -p 28991 -t 1 --format linux", LIMIT);
+    let plain = run("--loopback -P 1 -p @91 -t 1 --format linux", LIMIT);
     assert!(!plain.stdout.contains("zero-copy"), "{}", plain.stdout);
 }
 
 #[test]
 fn udp_receiver_skipping_the_copy_still_reads_every_stamp() {
+    let _ports = Ports::take(1);
     let o = run(
-        "--loopback -u -P 1 -p 28981 -t 1 -b 1000 -B 20M --skip-rx-copy --recv-buffer 4M \
+        &ports_in(
+            "--loopback -u -P 1 -p @81 -t 1 -b 1000 -B 20M --skip-rx-copy --recv-buffer 4M \
          --format json",
+        ),
         LIMIT,
     );
     assert_eq!(o.code(), Some(0), "{o:?}");
@@ -327,10 +337,11 @@ fn udp_receiver_skipping_the_copy_still_reads_every_stamp() {
 /// the rate (a bucket that started full would show a burst above it).
 #[test]
 fn bandwidth_limit_holds_from_the_first_byte() {
+    let _ports = Ports::take(1);
     let _quiet = crate::util::exclusive();
-    let m = "-m 1,*,127.0.0.1 -p 28651 -t 2";
+    let m = &ports_in("-m 1,*,127.0.0.1 -p @51 -t 2");
     let r = spawn("receiver", &format!("-r {m} --format json"));
-    crate::util::wait_listening(28650, LIMIT);
+    crate::util::wait_listening(port(50), LIMIT);
     let s = run(&format!("-s {m} -B 200M"), LIMIT);
     let ro = r.wait(LIMIT);
     assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");

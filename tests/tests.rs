@@ -1,6 +1,6 @@
 //! The one integration-test binary: real processes of the built `ntttcp` on 127.0.0.1.
-//! Each test owns a fixed port range (see the `PORTS` comments), so tests run in
-//! parallel without colliding, and every child process is killed by PID on drop.
+//! Each test takes its ports from one allocator (`util::Ports`), so tests run in parallel
+//! without sharing a port, and every child process is killed by PID on drop.
 
 mod util;
 

@@ -93,9 +93,19 @@ pub(crate) fn spawn_in(ns: &str, label: &str, args: &str) -> Proc {
     start(cmd, label, args)
 }
 
-fn start(mut cmd: Command, label: &str, args: &str) -> Proc {
+/// Starts `ntttcp ARGS` with nobody reading its stdout until `read_stdout`: once the pipe
+/// is full, the process blocks writing to it.
+pub(crate) fn spawn_unread(label: &str, args: &str) -> Proc {
+    start_reading(Command::new(bin()), label, args, false)
+}
+
+fn start(cmd: Command, label: &str, args: &str) -> Proc {
+    start_reading(cmd, label, args, true)
+}
+
+fn start_reading(mut cmd: Command, label: &str, args: &str, read_stdout: bool) -> Proc {
     let mut child = cmd
-        .args(args.split_whitespace())
+        .args(ports_in(args).split_whitespace())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -103,7 +113,11 @@ fn start(mut cmd: Command, label: &str, args: &str) -> Proc {
         .expect("spawn ntttcp");
     let (seen, seen_err) = (Seen::default(), Seen::default());
     let (stdout, stderr) = (
-        drain(child.stdout.take(), seen.clone()),
+        if read_stdout {
+            drain(child.stdout.take(), seen.clone())
+        } else {
+            None
+        },
         drain(child.stderr.take(), seen_err.clone()),
     );
     Proc {
@@ -136,6 +150,18 @@ impl Proc {
         self.wait_for(&self.seen_err, needle, 1, limit);
     }
 
+    /// Whether the process writes `needle` to stderr within `limit`.
+    pub(crate) fn says_within(&self, needle: &str, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            let now = String::from_utf8_lossy(&self.seen_err.lock().unwrap()).contains(needle);
+            if now || Instant::now() >= deadline {
+                return now;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     fn wait_for(&self, seen: &Seen, needle: &str, n: usize, limit: Duration) {
         let start = Instant::now();
         loop {
@@ -153,6 +179,26 @@ impl Proc {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// Starts reading stdout (`spawn_unread`).
+    pub(crate) fn read_stdout(&mut self) {
+        let out = self.child.as_mut().and_then(|c| c.stdout.take());
+        self.stdout = drain(out, self.seen.clone());
+    }
+
+    /// Whether one of the process's threads is blocked writing to a pipe (its wait
+    /// channel, from /proc).
+    pub(crate) fn blocked_on_a_pipe(&self) -> bool {
+        let tasks = format!("/proc/{}/task", self.pid());
+        std::fs::read_dir(tasks)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|t| {
+                std::fs::read_to_string(t.path().join("wchan"))
+                    .is_ok_and(|w| w.contains("pipe_write"))
+            })
     }
 
     /// Sends a signal (e.g. libc SIGINT = 2, SIGKILL = 9) by PID.
@@ -422,11 +468,97 @@ pub(crate) fn raise_own_nofile(n: u64) {
 }
 
 /// Whether we run as root (reads /proc/self/status; no unsafe libc call needed).
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
         .lines()
         .find(|l| l.starts_with("Uid:"))
         .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
         .unwrap_or(false)
+}
+
+/// Test ports come from one allocator, so no two tests can share one: each test takes a
+/// block of 100 consecutive ports (ntttcp's sync port is a base's `-p` minus one, its data
+/// ports follow) that no other test in this run gets, below the ephemeral range so that no
+/// outgoing connection holds one. Inside a test, `@K` in a string (`at`, or any argument
+/// list given to `spawn`/`run`) and `port(K)` name the block's port K.
+const FIRST_PORT: u16 = 10_000;
+const BLOCK: u16 = 100;
+const BLOCKS: usize = 220;
+
+static TAKEN: std::sync::Mutex<[bool; BLOCKS]> = std::sync::Mutex::new([false; BLOCKS]);
+
+thread_local! {
+    static BASE: std::cell::Cell<Option<u16>> = const { std::cell::Cell::new(None) };
+}
+
+/// A test's ports; they stay taken for the rest of the run (a port can linger in
+/// TIME_WAIT after its test).
+pub(crate) struct Ports;
+
+impl Ports {
+    /// `blocks` consecutive blocks of 100 ports for this test.
+    pub(crate) fn take(blocks: usize) -> Self {
+        Self::claim(
+            |i, taken| (i..i + blocks).all(|b| b < BLOCKS && !taken[b]),
+            blocks,
+            0,
+        )
+    }
+
+    /// One block, and the block 1000 ports above it: Windows-sync tests, whose token
+    /// ports are the data ports plus 1000.
+    pub(crate) fn with_tokens() -> Self {
+        let tokens = usize::from(1000 / BLOCK);
+        Self::claim(
+            |i, taken| i + tokens < BLOCKS && !taken[i] && !taken[i + tokens],
+            1,
+            tokens,
+        )
+    }
+
+    fn claim(fits: impl Fn(usize, &[bool; BLOCKS]) -> bool, blocks: usize, also: usize) -> Self {
+        let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
+        for i in 0..BLOCKS {
+            if !fits(i, &taken) {
+                continue;
+            }
+            let mut all: Vec<usize> = (i..i + blocks).collect();
+            if also > 0 {
+                all.push(i + also);
+            }
+            for &b in &all {
+                taken[b] = true;
+            }
+            // A block some other process holds a port of is skipped (and stays taken).
+            if all.iter().all(|&b| block_is_free(b)) {
+                BASE.with(|c| c.set(Some(FIRST_PORT + i as u16 * BLOCK)));
+                return Self;
+            }
+        }
+        panic!("no free block of test ports left");
+    }
+}
+
+fn block_is_free(b: usize) -> bool {
+    let first = FIRST_PORT + b as u16 * BLOCK;
+    (first..first + BLOCK).all(|p| {
+        std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()
+            && std::net::UdpSocket::bind(("127.0.0.1", p)).is_ok()
+    })
+}
+
+/// Port `k` of this test's block.
+pub(crate) fn port(k: u16) -> u16 {
+    let base = BASE.with(std::cell::Cell::get);
+    base.expect("the test takes its ports (Ports::take) before naming one") + k
+}
+
+/// `s` with every `@K` replaced by port K of this test's block.
+pub(crate) fn ports_in(s: &str) -> String {
+    let re = regex::Regex::new(r"@(\d+)").expect("pattern");
+    re.replace_all(s, |c: &regex::Captures<'_>| {
+        port(c[1].parse().expect("a port offset")).to_string()
+    })
+    .into_owned()
 }
