@@ -17,16 +17,15 @@ pub mod admission;
 pub mod cli;
 pub mod config;
 pub mod control;
+pub mod data;
 pub mod pace;
 pub mod receiver;
 pub mod report;
 pub mod sender;
 pub mod stats;
 pub mod stop;
-pub mod stream;
 pub mod sys;
 pub mod timeline;
-pub mod udp;
 
 use std::fmt;
 use std::sync::Arc;
@@ -36,9 +35,9 @@ use anyhow::{Context, Result};
 
 pub use cli::Presentation;
 use config::{Config, Role};
+use data::Worker;
 use report::Report;
 use stop::Flag;
-use stream::Worker;
 use timeline::End;
 
 /// Something the run wants the user to know while it goes (the caller prints it).
@@ -253,7 +252,7 @@ fn warn_how_it_went(report: &Report, notes: Notes<'_>) {
 
 /// The socket options a worker read back, with a note when the kernel changed a size that
 /// was asked for (Linux doubles SO_SNDBUF/SO_RCVBUF and clamps them to its maximum).
-fn applied(workers: &[Arc<Worker>], cfg: &Config, notes: Notes<'_>) -> Option<stream::Applied> {
+fn applied(workers: &[Arc<Worker>], cfg: &Config, notes: Notes<'_>) -> Option<data::Applied> {
     let got = workers
         .iter()
         .find_map(|w| *w.applied.lock().unwrap_or_else(|p| p.into_inner()))?;

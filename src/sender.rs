@@ -17,13 +17,13 @@ use tokio::sync::mpsc;
 use crate::config::{Config, IoMode, Protocol, Role, UsageError};
 use crate::control::message::{Reply, ReplyPhase, Request, State};
 use crate::control::{Connection, Incoming, Writer, windows};
+use crate::data::udp;
+use crate::data::{self, SendPlan, Worker};
 use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
 use crate::report::{Report, Side};
 use crate::stop::Flag;
-use crate::stream::{self, SendPlan, Worker};
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
-use crate::udp;
 use crate::{
     Interrupted, Note, Notes, StopOnDrop, applied, join_workers, warn_how_it_went, worker_failure,
 };
@@ -41,7 +41,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     };
     // The send buffer (or -Z file) first: it is shared by every worker, and counted below.
     let payload = Arc::new(
-        stream::Payload::new(
+        data::Payload::new(
             cfg.send_size,
             cfg.zero_copy.sendfile && cfg.protocol == Protocol::Tcp,
         )
@@ -138,7 +138,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
         };
         let (w, start, stop, index) = (w.clone(), start.clone(), stop.clone(), t.index);
         let body = match cfg.protocol {
-            Protocol::Tcp => stream::send_worker,
+            Protocol::Tcp => data::send_worker,
             Protocol::Udp => udp::send_worker,
         };
         handles.push(

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::config::Timeline;
-use crate::stream::{Sample, Worker};
+use crate::data::{Sample, Worker};
 use crate::sys::{Snapshot, affinity};
 
 /// Something that ends or shortens a phase.
@@ -774,7 +774,7 @@ mod progress_tests {
     #[test]
     fn interval_loss_from_two_samples() {
         let at = |expected, received| Sample {
-            udp: crate::udp::Tally {
+            udp: crate::data::udp::Tally {
                 expected,
                 received,
                 ..Default::default()

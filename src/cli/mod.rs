@@ -804,21 +804,21 @@ fn check_size(cli: &Cli, role: Role, protocol: Protocol, flag: &str) -> Result<(
                 .is_some_and(|h| h.parse::<std::net::Ipv6Addr>().is_ok())
         });
     let (max, family) = if v6 {
-        (crate::udp::MAX_PAYLOAD_V6, "IPv6")
+        (crate::data::udp::MAX_PAYLOAD_V6, "IPv6")
     } else {
-        (crate::udp::MAX_PAYLOAD_V4, "IPv4")
+        (crate::data::udp::MAX_PAYLOAD_V4, "IPv4")
     };
     if bytes > max as u64 {
         return bad(format!(
             "a UDP datagram carries at most {max} bytes over {family} (-u)"
         ));
     }
-    if role != Role::Receiver && (bytes as usize) < crate::udp::STAMP_LEN {
+    if role != Role::Receiver && (bytes as usize) < crate::data::udp::STAMP_LEN {
         return bad(format!(
             "UDP datagrams carry a {}-byte sequence and time stamp, so they are at least {} \
              bytes",
-            crate::udp::STAMP_LEN,
-            crate::udp::STAMP_LEN
+            crate::data::udp::STAMP_LEN,
+            crate::data::udp::STAMP_LEN
         ));
     }
     Ok(())

@@ -22,12 +22,12 @@ use crate::admission::Admission;
 use crate::config::{Config, MAX_WAITING_CLIENTS, Protocol, Role, SockOpts};
 use crate::control::message::{Reply, Request, RequestPhase, State};
 use crate::control::{Connection, Incoming, Writer, windows};
+use crate::data::udp;
+use crate::data::{self, Worker};
 use crate::report::{Report, Side};
 use crate::stop::Flag;
-use crate::stream::{self, Worker};
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
-use crate::udp;
 use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers, warn_how_it_went};
 use sessions::{Policy, SharedState, StartRequest};
 
@@ -66,9 +66,9 @@ pub fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
         let busy = || format!("cannot listen on data port {} ({addr})", addr.port());
         data.push(match cfg.protocol {
             Protocol::Tcp => {
-                let l = stream::listen(addr, &cfg.sockopts).with_context(busy)?;
+                let l = data::listen(addr, &cfg.sockopts).with_context(busy)?;
                 let buf =
-                    stream::RecvBuffer::new(cfg.recv_size).context("the receive buffer (-b)")?;
+                    data::RecvBuffer::new(cfg.recv_size).context("the receive buffer (-b)")?;
                 DataPort::Tcp(l, buf)
             }
             Protocol::Udp => {
@@ -89,7 +89,7 @@ pub fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
         });
     }
     let bind_tokio = |addr: SocketAddr, what: &str| {
-        stream::listen(addr, &SockOpts::default())
+        data::listen(addr, &SockOpts::default())
             .and_then(|l| {
                 l.set_nonblocking(true)?;
                 TcpListener::from_std(l)
@@ -154,11 +154,11 @@ pub async fn serve(
             Protocol::Udp => affinity::udp_receiver_cpu_for(cfg.ports[j].cpu, j, &allowed),
         };
         let (w, flows, stop) = (w.clone(), flows.clone(), stop.clone());
-        let control = stream::PortControl {
+        let control = data::PortControl {
             gate: gate.for_worker(),
             flows: flows.clone(),
         };
-        let plan = stream::RecvPlan {
+        let plan = data::RecvPlan {
             cpu,
             size: cfg.recv_size,
             no_delay: cfg.sockopts.no_delay,
@@ -169,14 +169,13 @@ pub async fn serve(
                 DataPort::Tcp(l, _) => socket2::SockRef::from(l),
                 DataPort::Udp(s) => socket2::SockRef::from(s),
             };
-            *w.applied.lock().unwrap_or_else(|p| p.into_inner()) =
-                Some(stream::Applied::read(&sock));
+            *w.applied.lock().unwrap_or_else(|p| p.into_inner()) = Some(data::Applied::read(&sock));
         }
         handles.push(
             std::thread::Builder::new()
                 .name(format!("recv-{j}"))
                 .spawn(move || match l {
-                    DataPort::Tcp(l, buf) => stream::recv_worker(l, buf, plan, w, control, stop),
+                    DataPort::Tcp(l, buf) => data::recv_worker(l, buf, plan, w, control, stop),
                     DataPort::Udp(s) => udp::recv_worker(s, plan, w, flows, stop),
                 })
                 .context("create receiver worker thread")?,
@@ -279,7 +278,7 @@ fn data_budget(cfg: &Config) -> Result<usize> {
 #[derive(Debug)]
 enum DataPort {
     /// A TCP listener and the receive buffer of the worker that serves it.
-    Tcp(std::net::TcpListener, stream::RecvBuffer),
+    Tcp(std::net::TcpListener, data::RecvBuffer),
     Udp(std::net::UdpSocket),
 }
 

@@ -102,7 +102,7 @@ pub struct UdpResult {
 
 impl UdpResult {
     /// What the stamps say between two samples of a worker (`ops` = datagrams).
-    pub fn between(a: &crate::stream::Sample, b: &crate::stream::Sample) -> Self {
+    pub fn between(a: &crate::data::Sample, b: &crate::data::Sample) -> Self {
         let (x, y) = (&a.udp, &b.udp);
         let expected = y.expected.saturating_sub(x.expected);
         let received = y.received.saturating_sub(x.received);
@@ -265,7 +265,7 @@ pub struct SocketReport {
     pub requested: crate::config::SockOpts,
     /// Read back from a data socket (the receiver's listener, whose settings its
     /// connections inherit); null if no socket was read.
-    pub applied: Option<crate::stream::Applied>,
+    pub applied: Option<crate::data::Applied>,
 }
 
 /// Interrupts on the /proc/interrupts lines containing a pattern.

@@ -1,6 +1,6 @@
 //! What the stamps in UDP datagrams tell: the stamp itself, and the receiver's
 //! accounting of loss, duplicates, reordering and RFC 3550 jitter per flow (peer address
-//! + session). Pure logic over byte slices and timestamps; the I/O is in `udp`.
+//! + session). Pure logic over byte slices and timestamps; the I/O is in `data::udp`.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
@@ -106,7 +106,7 @@ impl Tally {
 
 /// A worker's `Tally` shared with the control plane; single writer.
 #[derive(Debug, Default)]
-pub struct Counters {
+pub struct DatagramCounters {
     received: AtomicU64,
     expected: AtomicU64,
     duplicates: AtomicU64,
@@ -116,7 +116,7 @@ pub struct Counters {
     flows: AtomicU64,
 }
 
-impl Counters {
+impl DatagramCounters {
     /// Publishes the owning thread's tally.
     pub(crate) fn publish(&self, t: &Tally) {
         let set = |a: &AtomicU64, v: u64| a.store(v, Ordering::Relaxed);
@@ -417,7 +417,7 @@ mod tests {
 
     #[test]
     fn counters_publish_what_the_worker_tallied() {
-        let c = Counters::default();
+        let c = DatagramCounters::default();
         let t = Tally {
             received: 1,
             expected: 2,

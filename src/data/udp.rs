@@ -1,5 +1,5 @@
 //! The UDP data path (`-u`): datagram sizing and offloads, and the two worker loops;
-//! what the stamps tell is in `accounting`.
+//! what the stamps tell is in `udp_accounting`.
 //!
 //! Every datagram our sender writes starts with a 24-byte stamp: a magic, the sending
 //! socket's random session id, its sequence number and its send time. From these the
@@ -9,11 +9,9 @@
 //! Datagrams without the stamp (a stock ntttcp or NTttcp sender fills them with `'B'`)
 //! are counted as bytes and as "unstamped"; their loss is unknown and reported as such.
 //!
-//! Counting follows `stream`: each worker owns its counters, written only by its thread
+//! Counting follows the TCP loops: each worker owns its counters, written only by its thread
 //! and sampled by the control plane at the edges of the measurement window, so loss in
 //! the window is Δexpected − Δreceived.
-
-mod accounting;
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -23,15 +21,17 @@ use std::time::Duration;
 
 use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
 
-use accounting::session_id;
-pub use accounting::{Accounting, Counters, STAMP_LEN, Stamp, Tally, now_ns};
+use super::udp_accounting::session_id;
+pub use super::udp_accounting::{Accounting, DatagramCounters, STAMP_LEN, Stamp, Tally, now_ns};
 
+use super::plan::{Flows, RecvPlan, SendPlan};
+use super::sending::{
+    WRITE_POLL, local_bind, sender_socket, sent, set_buffers, transient, wait_start,
+};
+use super::worker::{Applied, FinishGuard, Worker};
 use crate::config::SockOpts;
 use crate::pace::Pacers;
 use crate::stop::Flag;
-use crate::stream::{
-    Applied, FinishGuard, Flows, RecvPlan, SendPlan, Worker, sent, set_buffers, wait_start,
-};
 use crate::sys::affinity;
 
 /// Largest UDP payload over IPv4 (65535 − 20 − 8).
@@ -60,10 +60,10 @@ pub fn max_payload(target: &SocketAddr) -> usize {
     }
 }
 
-/// UDP errors a loop rides out: those of `stream::retry`, an ICMP error reported for an
+/// UDP errors a loop rides out: the transient ones of any socket (`sending::transient`), an ICMP error reported for an
 /// earlier datagram (the peer not yet or no longer bound) and a full device queue.
 fn retry(e: &io::Error) -> bool {
-    crate::stream::retry(e)
+    transient(e)
         || e.kind() == io::ErrorKind::ConnectionRefused
         || e.raw_os_error() == Some(libc::ENOBUFS)
 }
@@ -74,13 +74,13 @@ fn open(
     opts: &SockOpts,
     local: Option<&(SocketAddr, Option<String>)>,
 ) -> io::Result<UdpSocket> {
-    let sock = crate::stream::sender_socket(target, Type::DGRAM, Protocol::UDP, opts, local)?;
+    let sock = sender_socket(target, Type::DGRAM, Protocol::UDP, opts, local)?;
     if let Some(rate) = opts.pacing_rate {
         crate::sys::socket::set_max_pacing_rate(&sock, rate)?;
     }
     sock.connect(&SockAddr::from(target))?;
     let s: UdpSocket = sock.into();
-    s.set_write_timeout(Some(crate::stream::WRITE_POLL))?;
+    s.set_write_timeout(Some(WRITE_POLL))?;
     Ok(s)
 }
 
@@ -107,7 +107,7 @@ pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, s
     let size = plan.size.max(STAMP_LEN);
     let mut flows = Vec::with_capacity(plan.conns);
     for i in 0..plan.conns {
-        let local = crate::stream::local_bind(&plan, i);
+        let local = local_bind(&plan, i);
         let opened = open(plan.target, &plan.opts, local.as_ref()).and_then(|s| {
             if plan.datagrams_per_send > 1 {
                 crate::sys::socket::set_udp_segment(&s, size)?;

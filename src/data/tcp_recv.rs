@@ -1,0 +1,219 @@
+//! A TCP receiver worker: a current-thread tokio runtime that accepts on its port and
+//! drains every connection the gate admits into one buffer per worker thread.
+
+use std::cell::RefCell;
+use std::io;
+use std::mem::MaybeUninit;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use socket2::SockRef;
+use tokio::io::Interest;
+
+use crate::admission::{Admission, WorkerGate};
+use crate::stop::Flag;
+use crate::sys::affinity;
+
+use super::plan::{Flows, RecvPlan, filled};
+use super::worker::{FinishGuard, Worker, runtime};
+
+/// Body of a receiver worker thread: accept on `listener` and drain every connection the
+/// gate admits until `stop`, counting each connection in `flows` when its first bytes
+/// arrive; connections the gate refuses are reset at once.
+pub fn recv_worker(
+    listener: TcpListener,
+    buf: RecvBuffer,
+    plan: RecvPlan,
+    me: Arc<Worker>,
+    control: PortControl,
+    stop: Flag,
+) {
+    let _guard = FinishGuard(&me);
+    affinity::pin_current(plan.cpu);
+    RECV_BUF.set(buf.0);
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return me.fail(format!("start receiver worker: {e}")),
+    };
+    let PortControl {
+        gate: WorkerGate { gate, mut settle },
+        flows,
+    } = control;
+    let port = Port {
+        plan,
+        me: me.clone(),
+        gate,
+        flows,
+    };
+    rt.block_on(async {
+        let accept = async {
+            listener.set_nonblocking(true)?;
+            let listener = tokio::net::TcpListener::from_std(listener)?;
+            loop {
+                tokio::select! {
+                    r = listener.accept() => match r {
+                        Ok((s, peer)) => port.take(s, peer),
+                        // Out of descriptors or a connection reset before accept: keep
+                        // serving the others, pausing so a persistent error does not spin.
+                        Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                    },
+                    Ok(()) = settle.changed() => {
+                        let epoch = *settle.borrow_and_update();
+                        port.take_queued(&listener);
+                        me.settled.store(epoch, Ordering::Release);
+                    }
+                }
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), io::Error>(())
+        };
+        tokio::select! {
+            _ = stop.wait() => {}
+            r = accept => if let Err(e) = r { me.fail(format!("receiver port: {e}")) },
+        }
+    });
+    // Dropping the runtime cancels the drain tasks and closes their sockets.
+}
+
+/// What a receiver worker hears from its controller and tells it.
+#[derive(Debug)]
+pub struct PortControl {
+    /// Which connections to keep, and settle requests.
+    pub gate: WorkerGate,
+    /// Connections that have started to carry bytes.
+    pub flows: Flows,
+}
+
+/// One receiver port's worker: what it needs to take a connection.
+struct Port {
+    plan: RecvPlan,
+    me: Arc<Worker>,
+    gate: Arc<Admission>,
+    flows: Flows,
+}
+
+impl Port {
+    /// Keeps and drains a new connection if the gate admits it, else resets it.
+    fn take(&self, s: tokio::net::TcpStream, peer: SocketAddr) {
+        if !self.gate.admit() {
+            // RST rather than FIN: nothing lingers in TIME_WAIT on our side.
+            let _ = SockRef::from(&s).set_linger(Some(Duration::ZERO));
+            return;
+        }
+        if self.plan.no_delay {
+            let _ = s.set_nodelay(true);
+        }
+        // Counted open now, not when the drain task first runs: a start that follows at
+        // once must see it. `Open` in the task uncounts it.
+        self.me.open.fetch_add(1, Ordering::Release);
+        self.me.arrived(peer);
+        let (me, gate, flows) = (self.me.clone(), self.gate.clone(), self.flows.clone());
+        tokio::spawn(drain(s, self.plan, me, gate, flows));
+    }
+
+    /// Takes every connection already queued on the listener (a settle request). The
+    /// accepts go to the kernel directly: tokio's view of the listener only learns of new
+    /// connections when its driver next polls, which a busy worker may not have done.
+    fn take_queued(&self, listener: &tokio::net::TcpListener) {
+        let raw = SockRef::from(listener);
+        while let Ok((s, peer)) = raw.accept() {
+            let s: TcpStream = s.into();
+            let taken = s
+                .set_nonblocking(true)
+                .and_then(|()| tokio::net::TcpStream::from_std(s));
+            if let (Ok(s), Some(peer)) = (taken, peer.as_socket()) {
+                self.take(s, peer);
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// The receive buffer of a receiver worker thread, shared by all its connections: the
+    /// tasks of a current-thread runtime take turns, so a thousand connections cost one
+    /// buffer, not a thousand. Never read: only the byte count matters.
+    static RECV_BUF: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A receiver worker thread's buffer, allocated before the worker starts so that a size
+/// that cannot be had fails the run at once.
+#[derive(Debug)]
+pub struct RecvBuffer(Vec<MaybeUninit<u8>>);
+
+impl RecvBuffer {
+    /// `len` bytes, or an error if the memory cannot be had (never an abort).
+    pub fn new(len: usize) -> io::Result<Self> {
+        filled(len, MaybeUninit::uninit()).map(Self)
+    }
+}
+
+/// Reads one connection until it closes, into this thread's shared buffer (or, with
+/// MSG_TRUNC, into nothing at all).
+async fn drain(
+    s: tokio::net::TcpStream,
+    plan: RecvPlan,
+    me: Arc<Worker>,
+    gate: Arc<Admission>,
+    flows: Flows,
+) {
+    let mut flowing = false;
+    let flags = if plan.skip_copy { libc::MSG_TRUNC } else { 0 };
+    let sock = SockRef::from(&s);
+    // Declared after `s`, so dropped before it closes: also when the task is cancelled.
+    let _open = Open::register(&me, &gate, s.as_raw_fd());
+    loop {
+        let r = s
+            .async_io(Interest::READABLE, || {
+                RECV_BUF.with_borrow_mut(|b| sock.recv_with_flags(b, flags))
+            })
+            .await;
+        match r {
+            Ok(0) => break,
+            Ok(n) => {
+                me.counters.add(n);
+                if !flowing {
+                    flowing = true;
+                    flows.send_modify(|n| *n += 1);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // A reset is how some senders end; either way this connection is done.
+            Err(_) => break,
+        }
+    }
+}
+
+/// A receiver connection while it is open: listed in `Worker::receiving` and counted as
+/// open (worker and gate); dropping it undoes all three before the socket closes, so
+/// `sample` never asks about a closed descriptor.
+struct Open<'a> {
+    me: &'a Worker,
+    gate: &'a Admission,
+    fd: std::os::fd::RawFd,
+}
+
+impl<'a> Open<'a> {
+    /// `Port::take` and the gate have already counted the connection as open.
+    fn register(me: &'a Worker, gate: &'a Admission, fd: std::os::fd::RawFd) -> Self {
+        me.receiving
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(fd);
+        Self { me, gate, fd }
+    }
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        self.me
+            .receiving
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|&x| x != self.fd);
+        self.me.open.fetch_sub(1, Ordering::Release);
+        self.gate.closed();
+    }
+}

@@ -1,0 +1,295 @@
+//! A TCP sender worker: opens its connections, waits for "start", then writes `'A'`-filled
+//! buffers until "stop". One connection: blocking writes with a short send timeout (so
+//! "stop" is seen even against a zero window). Several: non-blocking writes round-robin
+//! and poll() when all are full, so a stalled connection does not stall the others and
+//! a connection costs exactly one descriptor (`--io async`: a tokio task each).
+
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use socket2::{Protocol, SockAddr, SockRef, Type};
+
+use crate::config::{IoMode, SockOpts};
+use crate::pace::Pacers;
+use crate::stop::Flag;
+use crate::sys::affinity;
+use crate::sys::socket::tcp_info;
+
+use super::plan::{Payload, SendPlan};
+use super::sending::{WRITE_POLL, local_bind, sender_socket, sent, transient, wait_start};
+use super::worker::{Applied, Counters, FinishGuard, Worker, runtime};
+
+/// Body of a sender worker thread; `index` is its thread number (for TCP_INFO rows).
+pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
+    let _guard = FinishGuard(&me);
+    affinity::pin_current(plan.cpu);
+    let mut socks = Vec::with_capacity(plan.conns);
+    for i in 0..plan.conns {
+        let local = local_bind(&plan, i);
+        let slot = plan.gate.enter(plan.connect_deadline);
+        let r = match slot {
+            Some(_) => connect(
+                plan.target,
+                plan.connect_deadline,
+                &stop,
+                &plan.opts,
+                local.as_ref(),
+            ),
+            None => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "no connection before the connect deadline (waiting to connect)",
+            )),
+        };
+        drop(slot);
+        match r {
+            Ok(s) => {
+                let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
+                applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));
+                drop(applied);
+                socks.push(s);
+                me.connections.fetch_add(1, Ordering::Release);
+                me.open.fetch_add(1, Ordering::Release);
+            }
+            Err(e) => {
+                if !stop.is_set() {
+                    me.fail(format!("connect to receiver {}: {e}", plan.target));
+                }
+                return;
+            }
+        }
+    }
+    // The control plane reads what each connection delivered from these descriptors: the
+    // sockets stay open until "stop", whatever happens to them meanwhile.
+    *me.delivering.lock().unwrap_or_else(|p| p.into_inner()) =
+        socks.iter().map(|s| s.as_raw_fd()).collect();
+    let _withdraw = Withdraw(&me);
+    if !wait_start(&start, &stop) {
+        return;
+    }
+    let (payload, pacers) = (&*plan.payload, &plan.pacers);
+    let (socks, result) = if plan.io == IoMode::Async {
+        let payload = plan.payload.clone();
+        send_async(socks, payload, plan.target, &me, &stop, pacers)
+    } else {
+        let polled = plan.io == IoMode::Auto && socks.len() > 1;
+        let r = send_round_robin(&socks, polled, payload, &me.counters, &stop, pacers);
+        (socks, r)
+    };
+    // TCP_INFO from the sockets themselves: no descriptor is ever duplicated.
+    let info = socks.iter().filter_map(|s| {
+        let port = s.local_addr().map_or(0, |a| a.port());
+        tcp_info(s, index, port)
+    });
+    me.conn_info
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(info);
+    if let Err(e) = result
+        && !stop.is_set()
+    {
+        me.fail(format!("send to receiver {}: {e}", plan.target));
+    }
+    // A failed worker keeps its sockets (and so its descriptors' meaning) until "stop".
+    while !stop.wait_timeout(WRITE_POLL) {}
+    drop(_withdraw);
+    drop(socks);
+}
+
+/// Withdraws a worker's published descriptors when dropped, before its sockets close.
+struct Withdraw<'a>(&'a Worker);
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        self.0
+            .delivering
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+}
+
+/// Connects, retrying "refused" (the receiver may still be starting) until the deadline.
+fn connect(
+    target: SocketAddr,
+    deadline: Instant,
+    stop: &Flag,
+    opts: &SockOpts,
+    local: Option<&(SocketAddr, Option<String>)>,
+) -> io::Result<TcpStream> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "no connection before the connect deadline",
+            ));
+        }
+        let sock = sender_socket(target, Type::STREAM, Protocol::TCP, opts, local)?;
+        match sock.connect_timeout(&SockAddr::from(target), left) {
+            Ok(()) => {
+                sock.set_tcp_nodelay(opts.no_delay)?;
+                if let Some(rate) = opts.pacing_rate {
+                    crate::sys::socket::set_max_pacing_rate(&sock, rate)?;
+                }
+                let s: TcpStream = sock.into();
+                s.set_write_timeout(Some(WRITE_POLL))?;
+                return Ok(s);
+            }
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused && !stop.is_set() => {
+                let pause = Duration::from_millis(100).min(left);
+                std::thread::sleep(pause);
+                if Instant::now() >= deadline {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// One connection's progress through the buffer it is sending: NTttcp counts a
+/// completion when a whole buffer has been written, however many calls that took.
+#[derive(Debug, Clone, Copy, Default)]
+struct Buffer {
+    done: usize,
+}
+
+impl Buffer {
+    /// Bytes of a `len`-byte buffer still to write.
+    fn left(&self, len: usize) -> usize {
+        len - self.done
+    }
+
+    /// Records `n` more bytes written; returns the completions (0 or 1) that made.
+    fn wrote(&mut self, n: usize, len: usize) -> u64 {
+        self.done += n;
+        if self.done >= len {
+            self.done = 0;
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// Writes every socket in turn until "stop". Blocking sockets (one connection, or
+/// `--io blocking`) wait in write() up to their send timeout; with `polled` the sockets
+/// are non-blocking and the worker waits in poll() only when every one is full, so a
+/// stalled connection never holds up the others.
+fn send_round_robin(
+    socks: &[TcpStream],
+    polled: bool,
+    payload: &Payload,
+    counters: &Counters,
+    stop: &Flag,
+    pacers: &Pacers,
+) -> io::Result<()> {
+    for s in socks.iter().filter(|_| polled) {
+        s.set_nonblocking(true)?;
+    }
+    let mut writable = polled.then(|| crate::sys::socket::Writable::new(socks));
+    let len = pacers.chunk(payload.len());
+    let mut at = 0;
+    let mut buffers = vec![Buffer::default(); socks.len()];
+    while !stop.is_set() {
+        let mut moved = false;
+        for (s, b) in socks.iter().zip(&mut buffers) {
+            match payload.send(s, b.left(len), &mut at) {
+                Ok(n) => {
+                    sent(n, b.wrote(n, len), counters, pacers, stop);
+                    moved = true;
+                }
+                Err(e) if transient(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if let (false, Some(w)) = (moved, writable.as_mut()) {
+            w.wait(WRITE_POLL)?;
+        }
+    }
+    Ok(())
+}
+
+/// `--io async`: a current-thread tokio runtime with one task per connection. The tasks
+/// hand their sockets back when "stop" comes, for the TCP_INFO read.
+fn send_async(
+    socks: Vec<TcpStream>,
+    payload: Arc<Payload>,
+    target: SocketAddr,
+    me: &Arc<Worker>,
+    stop: &Flag,
+    pacers: &Pacers,
+) -> (Vec<TcpStream>, io::Result<()>) {
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return (socks, Err(e)),
+    };
+    let len = pacers.chunk(payload.len());
+    rt.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut back = Vec::with_capacity(socks.len());
+        for s in socks {
+            let mut s = match s
+                .set_nonblocking(true)
+                .and_then(|()| tokio::net::TcpStream::from_std(s))
+            {
+                Ok(s) => s,
+                Err(e) => return (back, Err(e)),
+            };
+            let (payload, me, pacers, stop) =
+                (payload.clone(), me.clone(), pacers.clone(), stop.clone());
+            tasks.spawn(async move {
+                let pump = async {
+                    let (mut at, mut b) = (0, Buffer::default());
+                    loop {
+                        let n = payload.send_async(&mut s, b.left(len), &mut at).await?;
+                        me.counters.add_many(n, b.wrote(n, len));
+                        let wait = pacers.after(n);
+                        if !wait.is_zero() {
+                            tokio::time::sleep(wait).await;
+                        }
+                    }
+                };
+                let r: io::Result<()> = tokio::select! {
+                    _ = stop.wait() => Ok(()),
+                    r = pump => r,
+                };
+                (s, r)
+            });
+        }
+        let mut result = Ok(());
+        while let Some(done) = tasks.join_next().await {
+            match done {
+                Ok((s, r)) => {
+                    if let Err(e) = r {
+                        // One connection failed: say so now, the others go on until stop.
+                        me.fail(format!("send to receiver {target}: {e}"));
+                        result = result.and(Err(e));
+                    }
+                    back.extend(s.into_std().ok());
+                }
+                Err(e) => result = result.and(Err(io::Error::other(e.to_string()))),
+            }
+        }
+        (back, result)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_buffer_completes_once_when_all_of_it_is_written() {
+        let mut b = Buffer::default();
+        assert_eq!(b.left(100), 100);
+        assert_eq!(b.wrote(60, 100), 0, "a short write is no completion");
+        assert_eq!(b.left(100), 40, "the rest of the buffer goes next");
+        assert_eq!(b.wrote(40, 100), 1);
+        assert_eq!((b.left(100), b.wrote(100, 100)), (100, 1));
+    }
+}

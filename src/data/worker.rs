@@ -1,0 +1,184 @@
+//! What a worker shares with the control plane: its byte and call counters (written only
+//! by its own thread, so plain load+store, no locked instruction), its connections'
+//! descriptors and failures, and the sample the control plane takes of it at the edges of
+//! the measurement window. Nothing here prints or allocates per I/O.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use socket2::Socket;
+
+use crate::sys::socket::ConnInfo;
+
+use super::udp_accounting as udp;
+
+/// Byte and call counters of one worker; single writer, any number of readers.
+#[derive(Debug, Default)]
+#[repr(align(128))] // own cache line pair: workers on different cores never share one
+pub struct Counters {
+    bytes: AtomicU64,
+    ops: AtomicU64,
+}
+
+impl Counters {
+    /// Adds one completed call of `n` bytes. Only the owning thread calls this.
+    #[inline]
+    pub(crate) fn add(&self, n: usize) {
+        self.add_many(n, 1);
+    }
+
+    /// Adds `n` bytes moved by `calls` completed calls (UDP: datagrams). Only the owning
+    /// thread calls this.
+    #[inline]
+    pub(crate) fn add_many(&self, n: usize, calls: u64) {
+        let b = self.bytes.load(Ordering::Relaxed);
+        self.bytes.store(b + n as u64, Ordering::Relaxed);
+        let o = self.ops.load(Ordering::Relaxed);
+        self.ops.store(o + calls, Ordering::Relaxed);
+    }
+
+    /// Current (bytes, calls).
+    pub fn sample(&self) -> (u64, u64) {
+        (
+            self.bytes.load(Ordering::Relaxed),
+            self.ops.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// What a worker shares with the control plane.
+#[derive(Debug, Default)]
+pub struct Worker {
+    /// Bytes and calls so far.
+    pub counters: Counters,
+    /// Sender: connections established. Receiver: connections accepted.
+    pub connections: AtomicUsize,
+    /// Data connections currently open.
+    pub open: AtomicUsize,
+    /// The worker thread has returned.
+    pub finished: AtomicBool,
+    /// Sender: TCP_INFO of each connection, read when the test stopped.
+    pub conn_info: Mutex<Vec<ConnInfo>>,
+    /// The socket options the kernel applied, read back from a data socket.
+    pub applied: Mutex<Option<Applied>>,
+    /// Receiver: peer addresses of the connections accepted since the last report.
+    pub peers: Mutex<Vec<SocketAddr>>,
+    /// UDP receiver: loss, duplicate, reorder and jitter accounting.
+    pub udp: udp::DatagramCounters,
+    /// TCP sender: its connections' descriptors, while they are open (published once all
+    /// are up, withdrawn at stop before they close); `sample` reads what each delivered.
+    pub delivering: Mutex<Vec<std::os::fd::RawFd>>,
+    /// TCP receiver: its open connections' descriptors (added when accepted, removed
+    /// under this lock before they close); `sample` adds what each holds unread.
+    pub receiving: Mutex<Vec<std::os::fd::RawFd>>,
+    /// Receiver: the last settle request this worker has answered (`Admission`).
+    pub settled: AtomicU64,
+    failure: Mutex<Option<String>>,
+}
+
+/// A worker's counters at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sample {
+    /// Bytes that count: on a TCP sender those its connections have delivered (the peer
+    /// acknowledged them), elsewhere those moved through the socket calls.
+    pub bytes: u64,
+    /// TCP sender: bytes written into the send buffers (the C tools' figure); None where
+    /// `bytes` already is what the calls moved.
+    pub written: Option<u64>,
+    /// Completed calls.
+    pub ops: u64,
+    /// UDP receive accounting (all zero otherwise).
+    pub udp: udp::Tally,
+}
+
+impl Worker {
+    /// Samples the counters.
+    pub fn sample(&self) -> Sample {
+        // Delivered first: what was written by the time the counter is read covers it.
+        let delivered = {
+            let fds = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
+            (!fds.is_empty()).then(|| {
+                fds.iter()
+                    .filter_map(|&fd| crate::sys::socket::bytes_acked(fd))
+                    .sum::<u64>()
+            })
+        };
+        let (moved, ops) = self.counters.sample();
+        // What the receiver's kernel holds unread was delivered too: the sender counts it.
+        let unread: u64 = {
+            let fds = self.receiving.lock().unwrap_or_else(|p| p.into_inner());
+            fds.iter().map(|&fd| crate::sys::socket::unread(fd)).sum()
+        };
+        Sample {
+            bytes: delivered.unwrap_or(moved + unread),
+            written: delivered.map(|_| moved),
+            ops,
+            udp: self.udp.sample(),
+        }
+    }
+
+    /// Receiver: a new connection (UDP: flow) from `peer`.
+    pub(crate) fn arrived(&self, peer: SocketAddr) {
+        self.peers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(peer);
+        self.connections.fetch_add(1, Ordering::Release);
+    }
+
+    /// Records the first failure of this worker.
+    pub fn fail(&self, msg: String) {
+        let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        f.get_or_insert(msg);
+    }
+
+    /// The first failure, if any.
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// Socket options as the kernel set them (Linux doubles SO_SNDBUF/SO_RCVBUF requests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Applied {
+    /// TCP_NODELAY as read back.
+    pub no_delay: bool,
+    /// SO_SNDBUF as read back, bytes.
+    pub send_buffer: usize,
+    /// SO_RCVBUF as read back, bytes.
+    pub recv_buffer: usize,
+}
+
+impl Applied {
+    /// Reads the options of `sock`.
+    pub fn read(sock: &Socket) -> Self {
+        Self {
+            no_delay: sock.tcp_nodelay().unwrap_or(false),
+            send_buffer: sock.send_buffer_size().unwrap_or(0),
+            recv_buffer: sock.recv_buffer_size().unwrap_or(0),
+        }
+    }
+}
+
+/// Marks a worker finished when its thread ends, and failed if it ends by panicking.
+pub(crate) struct FinishGuard<'a>(pub(crate) &'a Worker);
+
+impl Drop for FinishGuard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail("worker thread panicked".into());
+        }
+        self.0.finished.store(true, Ordering::Release);
+    }
+}
+
+pub(super) fn runtime() -> io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
