@@ -5,9 +5,8 @@
 //! follow ntttcp-for-linux: P receiver ports, P x n sender threads, P x n x l connections.
 
 use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
-
-use crate::cli::values::CpuSpec;
 
 /// Which side of the test this process plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -295,6 +294,38 @@ impl fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
+
+/// Where a mapping's threads run: one CPU (`0`), or spread over the allowed CPUs (`*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum CpuSpec {
+    /// `*`: worker k runs on the k-th allowed CPU, round-robin.
+    Any,
+    /// A CPU number: every worker of the mapping is pinned to it.
+    Cpu(usize),
+}
+
+impl FromStr for CpuSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "*" => Ok(Self::Any),
+            t => t
+                .parse()
+                .map(Self::Cpu)
+                .map_err(|_| format!("cpu '{t}' is neither '*' nor a CPU number")),
+        }
+    }
+}
+
+impl fmt::Display for CpuSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Any => f.write_str("*"),
+            Self::Cpu(c) => write!(f, "{c}"),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -21,57 +21,23 @@ pub mod data;
 pub mod pace;
 pub mod receiver;
 pub mod report;
+pub mod role;
 pub mod sender;
 pub mod stats;
 pub mod stop;
 pub mod sys;
 pub mod timeline;
 
-use std::fmt;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-pub use cli::Presentation;
 use config::{Config, Role};
-use data::Worker;
 use report::Report;
+pub use report::{Note, Notes, Presentation};
+pub use role::Interrupted;
 use stop::Flag;
 use timeline::End;
-
-/// Something the run wants the user to know while it goes (the caller prints it).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Note {
-    /// Set up and serving: a receiver's ports are bound, a sender is about to connect
-    /// (a `-D` daemon tells its foreground process).
-    Ready,
-    /// Traffic is flowing: "Network activity progressing...".
-    Started,
-    /// Worth knowing even without -V (on stderr).
-    Warn(String),
-    /// Progress detail for -V (on stderr).
-    Info(String),
-    /// A side's results, as soon as they are measured (`-H` gives one per test).
-    Report(Box<Report>),
-    /// A phase change or an interval sample of one side.
-    Progress(report::Side, timeline::Progress),
-}
-
-/// Where notes go.
-pub type Notes<'a> = &'a (dyn Fn(Note) + Sync);
-
-/// The user interrupted before anything was measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Interrupted;
-
-impl fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("interrupted before the test started")
-    }
-}
-
-impl std::error::Error for Interrupted {}
 
 /// Everything a run measured: one report per side (two for `--loopback`).
 #[derive(Debug, Clone)]
@@ -201,72 +167,6 @@ fn loopback(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<R
         reports.extend(received?);
         Ok(reports)
     })
-}
-
-/// Sets its flag when dropped: workers stop on every way out of a role's `run`.
-struct StopOnDrop(Flag);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.trigger();
-    }
-}
-
-/// Waits (without blocking the control runtime) until every worker has returned or
-/// `within` has passed; workers still blocked are left to end with the process.
-async fn join_workers(
-    handles: Vec<std::thread::JoinHandle<()>>,
-    workers: &[Arc<Worker>],
-    within: Duration,
-) {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline
-        && !workers
-            .iter()
-            .all(|w| w.finished.load(std::sync::atomic::Ordering::Acquire))
-    {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    for (h, w) in handles.into_iter().zip(workers) {
-        if w.finished.load(std::sync::atomic::Ordering::Acquire) {
-            let _ = h.join();
-        }
-    }
-}
-
-/// The first failure any worker recorded.
-fn worker_failure(workers: &[Arc<Worker>]) -> Option<String> {
-    workers.iter().find_map(|w| w.failure())
-}
-
-/// Warns when a side's test ended before its plan or was disturbed (a stall, an overrun);
-/// the same lines stand under its tables.
-fn warn_how_it_went(report: &Report, notes: Notes<'_>) {
-    if let Some(e) = report.ended_early() {
-        notes(Note::Warn(format!("test ended early: {}", e.line())));
-    }
-    if let Some(d) = report.disturbance() {
-        notes(Note::Warn(format!("test disturbed: {d}")));
-    }
-}
-
-/// The socket options a worker read back, with a note when the kernel changed a size that
-/// was asked for (Linux doubles SO_SNDBUF/SO_RCVBUF and clamps them to its maximum).
-fn applied(workers: &[Arc<Worker>], cfg: &Config, notes: Notes<'_>) -> Option<data::Applied> {
-    let got = workers
-        .iter()
-        .find_map(|w| *w.applied.lock().unwrap_or_else(|p| p.into_inner()))?;
-    for (name, asked, set) in [
-        ("SO_SNDBUF", cfg.sockopts.send_buffer, got.send_buffer),
-        ("SO_RCVBUF", cfg.sockopts.recv_buffer, got.recv_buffer),
-    ] {
-        if let Some(asked) = asked.filter(|a| *a != set) {
-            notes(Note::Warn(format!(
-                "{name}: asked for {asked} bytes, the kernel set {set}"
-            )));
-        }
-    }
-    Some(got)
 }
 
 #[cfg(test)]

@@ -20,13 +20,14 @@ use crate::control::{Connection, Incoming, Writer, windows};
 use crate::data::udp;
 use crate::data::{self, SendPlan, Worker};
 use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
+use crate::report::{Note, Notes};
 use crate::report::{Report, Side};
+use crate::role::{
+    Interrupted, StopOnDrop, applied, join_workers, warn_how_it_went, worker_failure,
+};
 use crate::stop::Flag;
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
-use crate::{
-    Interrupted, Note, Notes, StopOnDrop, applied, join_workers, warn_how_it_went, worker_failure,
-};
 
 /// Runs the sender side of one test.
 pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Report> {

@@ -16,7 +16,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 use crate::config::{
     self, Config, Dialect, IoMode, PortPlan, Protocol, Role, Timeline, UsageError, loopback_host,
 };
-use crate::report::Format;
+use crate::report::{Format, OutputFile, Presentation};
 use values::{ByteSize, CpuSpec, Mapping, Rate, SockBuf, strip_brackets};
 
 const AFTER_HELP: &str = "\
@@ -343,43 +343,6 @@ pub enum Parsed {
     Run(Box<Config>, Box<Presentation>),
     /// Print this text to stdout and exit 0.
     Info(String),
-}
-
-/// A file the user asked for, with the flag as typed (for messages about it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputFile {
-    /// Absolute path.
-    pub path: std::path::PathBuf,
-    /// The flag as the user typed it (`-x`, `--xml`, `-xml`, ...).
-    pub flag: String,
-}
-
-/// Rendering and output choices that do not affect the measurement. Paths are absolute,
-/// so a daemon writes where the command was typed.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Presentation {
-    /// Omit the per-thread table (`-hpt`).
-    pub hide_per_thread: bool,
-    /// ntttcp-for-linux XML file (`-x`).
-    pub xml: Option<OutputFile>,
-    /// ntttcp-for-linux JSON file (`-j`).
-    pub json: Option<OutputFile>,
-    /// Console copy (`-O`).
-    pub log: Option<OutputFile>,
-    /// Windows NTttcp XML file, appended (`-xml`).
-    pub xml_windows: Option<OutputFile>,
-    /// SVG chart of the intervals (`--plot`).
-    pub plot: Option<OutputFile>,
-    /// Exit 3 below this many bits per second.
-    pub min_throughput: Option<f64>,
-    /// Exit 1 when a stall was longer than this.
-    pub max_stall: Option<Duration>,
-    /// How results are shown on stdout.
-    pub format: Format,
-    /// Interval reports asked for with `--interval`.
-    pub interval: Option<Duration>,
-    /// `-Q`: no live progress lines.
-    pub quiet: bool,
 }
 
 /// Parses a whole command line (program name first). `cpus` are the CPU numbers this

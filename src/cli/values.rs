@@ -4,7 +4,6 @@
 //! `atoi`, so `-t abc` silently meant "continuous"; here it is an error naming the value.
 //! Nothing in this module knows about clap or about which flag a value belongs to.
 
-use std::fmt;
 use std::str::FromStr;
 
 /// A byte count with an optional 1024-based suffix: `65536`, `64K`, `1.5k`, `1M`, `1G`.
@@ -94,37 +93,7 @@ impl FromStr for SockBuf {
     }
 }
 
-/// Where a mapping's threads run: one CPU (`0`), or spread over the allowed CPUs (`*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum CpuSpec {
-    /// `*`: worker k runs on the k-th allowed CPU, round-robin.
-    Any,
-    /// A CPU number: every worker of the mapping is pinned to it.
-    Cpu(usize),
-}
-
-impl FromStr for CpuSpec {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim() {
-            "*" => Ok(Self::Any),
-            t => t
-                .parse()
-                .map(Self::Cpu)
-                .map_err(|_| format!("cpu '{t}' is neither '*' nor a CPU number")),
-        }
-    }
-}
-
-impl fmt::Display for CpuSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Any => f.write_str("*"),
-            Self::Cpu(c) => write!(f, "{c}"),
-        }
-    }
-}
+pub use crate::config::CpuSpec;
 
 /// Largest thread count one mapping may ask for (the ntttcp-for-linux limit).
 pub const MAX_MAPPING_THREADS: u32 = 512;

@@ -24,11 +24,12 @@ use crate::control::message::{Reply, Request, RequestPhase, State};
 use crate::control::{Connection, Incoming, Writer, windows};
 use crate::data::udp;
 use crate::data::{self, Worker};
+use crate::report::{Note, Notes};
 use crate::report::{Report, Side};
+use crate::role::{Interrupted, StopOnDrop, applied, join_workers, warn_how_it_went};
 use crate::stop::Flag;
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
-use crate::{Interrupted, Note, Notes, StopOnDrop, applied, join_workers, warn_how_it_went};
 use sessions::{Policy, SharedState, StartRequest};
 
 /// Runs the receiver: one test, or (with `-H`) tests until interrupted. Every report is

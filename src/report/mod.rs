@@ -5,11 +5,16 @@
 pub mod console;
 pub mod json;
 pub mod linux;
+mod note;
 pub mod plot;
+mod presentation;
 pub mod schema;
 pub mod settings;
 pub mod terminal;
 pub mod xml;
+
+pub use note::{Note, Notes};
+pub use presentation::{OutputFile, Presentation};
 
 use serde::Serialize;
 

@@ -9,9 +9,9 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::Note;
-use crate::Presentation;
-use crate::cli::OutputFile;
+use super::Note;
+use super::OutputFile;
+use super::Presentation;
 use crate::config::{Config, Role};
 use crate::report::{Format, Report, Side, console, json, linux, plot, schema, xml};
 use crate::timeline::{IntervalSample, Progress};

@@ -1,6 +1,6 @@
 //! CPU pinning of worker threads (core_affinity), and the list of CPUs we may use.
 
-use crate::cli::values::CpuSpec;
+use crate::config::CpuSpec;
 
 /// CPU numbers this process may run on (its affinity mask), in ascending order.
 pub fn allowed_cpus() -> Vec<usize> {

@@ -1,0 +1,93 @@
+//! What the two roles share: the interrupted outcome, stopping and joining workers, the
+//! socket options read back, and the closing warning about how a test went.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::data::{self, Worker};
+use crate::report::{Note, Notes, Report};
+use crate::stop::Flag;
+
+/// The user interrupted before anything was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interrupted;
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("interrupted before the test started")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Sets its flag when dropped: workers stop on every way out of a role's `run`.
+pub(crate) struct StopOnDrop(pub(crate) Flag);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.trigger();
+    }
+}
+
+/// Waits (without blocking the control runtime) until every worker has returned or
+/// `within` has passed; workers still blocked are left to end with the process.
+pub(crate) async fn join_workers(
+    handles: Vec<std::thread::JoinHandle<()>>,
+    workers: &[Arc<Worker>],
+    within: Duration,
+) {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline
+        && !workers
+            .iter()
+            .all(|w| w.finished.load(std::sync::atomic::Ordering::Acquire))
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for (h, w) in handles.into_iter().zip(workers) {
+        if w.finished.load(std::sync::atomic::Ordering::Acquire) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The first failure any worker recorded.
+pub(crate) fn worker_failure(workers: &[Arc<Worker>]) -> Option<String> {
+    workers.iter().find_map(|w| w.failure())
+}
+
+/// Warns when a side's test ended before its plan or was disturbed (a stall, an overrun);
+/// the same lines stand under its tables.
+pub(crate) fn warn_how_it_went(report: &Report, notes: Notes<'_>) {
+    if let Some(e) = report.ended_early() {
+        notes(Note::Warn(format!("test ended early: {}", e.line())));
+    }
+    if let Some(d) = report.disturbance() {
+        notes(Note::Warn(format!("test disturbed: {d}")));
+    }
+}
+
+/// The socket options a worker read back, with a note when the kernel changed a size that
+/// was asked for (Linux doubles SO_SNDBUF/SO_RCVBUF and clamps them to its maximum).
+pub(crate) fn applied(
+    workers: &[Arc<Worker>],
+    cfg: &Config,
+    notes: Notes<'_>,
+) -> Option<data::Applied> {
+    let got = workers
+        .iter()
+        .find_map(|w| *w.applied.lock().unwrap_or_else(|p| p.into_inner()))?;
+    for (name, asked, set) in [
+        ("SO_SNDBUF", cfg.sockopts.send_buffer, got.send_buffer),
+        ("SO_RCVBUF", cfg.sockopts.recv_buffer, got.recv_buffer),
+    ] {
+        if let Some(asked) = asked.filter(|a| *a != set) {
+            notes(Note::Warn(format!(
+                "{name}: asked for {asked} bytes, the kernel set {set}"
+            )));
+        }
+    }
+    Some(got)
+}
