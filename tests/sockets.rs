@@ -137,9 +137,19 @@ fn ten_thousand_connections_end_to_end() {
     );
     assert_eq!(sr["threads"].as_array().map(Vec::len), Some(1000));
     // Both sides count the bytes that crossed: the sender those acknowledged, the
-    // receiver those its kernel took in, each sampled at its own window's edges.
+    // receiver those its kernel took in, each at its own window's edges. At one instant
+    // the sender cannot have more acknowledged than the receiver took in (what was
+    // written, 30 % to 110 % more here, would be); the edges, each sampled over 10,000
+    // sockets for tens of milliseconds, may lie up to 1 % of the traffic apart. The
+    // sender has less by what the receiver's kernel had not yet acknowledged: within
+    // 0.5 % on a quiet machine, up to 9 % for a debug build beside two CPU-bound
+    // processes, where delayed acknowledgements pile up.
     let bytes = |r: &serde_json::Value| r["totals"]["bytes"].as_u64().unwrap() as f64;
-    assert_close(bytes(sr), bytes(rr), 1.0, "sender vs receiver bytes");
+    let (delivered, received) = (bytes(sr), bytes(rr));
+    assert!(
+        delivered <= received * 1.02 && delivered >= received * 0.85,
+        "delivered {delivered} vs received {received}"
+    );
     // With a real-time control thread (root), a thousand busy threads do not make a
     // window's edges late: neither side reports an overrun of its plan.
     if crate::util::is_root() {
