@@ -20,6 +20,7 @@ pub mod control;
 pub mod data;
 pub mod pace;
 pub mod receiver;
+pub mod render;
 pub mod report;
 pub mod role;
 pub mod sender;

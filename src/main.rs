@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use ntttcp::cli::{self, Parsed};
-use ntttcp::report::{settings, terminal};
+use ntttcp::render::{settings, terminal};
 use ntttcp::sys::{affinity, daemon};
 use ntttcp::{Interrupted, Note, stop::Flag};
 

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::report::xml::escape;
+use crate::render::xml::escape;
 use crate::timeline::IntervalSample;
 
 const W: f64 = 800.0;

@@ -371,16 +371,16 @@ mod extra_tests {
         ];
         assert_eq!(lines, want);
         let r = seed_with_extras();
-        let x = crate::report::xml::linux(&r);
+        let x = crate::render::xml::linux(&r);
         assert!(x.contains("<tcp_retransmits metric=\"retrans_segs\">60412</tcp_retransmits>"));
         assert!(
             x.contains("<tcp_retransmits metric=\"fast_retrans_per_sec\">14.32</tcp_retransmits>")
         );
         assert!(x.contains("<total_interrupts metric=\"count\">900000</total_interrupts>"));
-        let j: serde_json::Value = serde_json::from_str(&crate::report::json::linux(&r)).unwrap();
+        let j: serde_json::Value = serde_json::from_str(&crate::render::json::linux(&r)).unwrap();
         assert_eq!(j["ntttcps"]["tcp_retransmits"].as_array().unwrap().len(), 8);
         assert_eq!(j["ntttcps"]["interruptTotal"]["value"], "900000");
-        let windows = crate::report::console::render(&r, true);
+        let windows = crate::render::console::render(&r, true);
         assert!(windows.contains("\n\ntcp retransmit:\n\t retrans_segments/sec\t:201.37\n"));
     }
 }

@@ -9,11 +9,9 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::Note;
-use super::OutputFile;
-use super::Presentation;
+use super::{console, json, linux, plot, schema, xml};
 use crate::config::{Config, Role};
-use crate::report::{Format, Report, Side, console, json, linux, plot, schema, xml};
+use crate::report::{Format, Note, OutputFile, Presentation, Report, Side};
 use crate::timeline::{IntervalSample, Progress};
 
 /// Writes `text` to stdout and flushes.

@@ -68,7 +68,7 @@ pub fn render(r: &Report, hide_per_thread: bool) -> String {
         }
     }
     // Linux-only counters asked for with --show-*: after the NTttcp tables.
-    let extra = crate::report::linux::extra_lines(r);
+    let extra = crate::render::linux::extra_lines(r);
     if !extra.is_empty() {
         o.push_str("\n\n");
         for l in extra {
