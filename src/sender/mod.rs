@@ -1,0 +1,434 @@
+//! The sender role, top to bottom: resolve the receiver, run the sync handshake, open
+//! the data connections from pinned worker threads, start them together, run the
+//! timeline, end the test on the sync channel, report.
+//!
+//! Every step has a deadline: connecting (sync and data) and each handshake reply get
+//! `Config::timeout`; the end-of-test exchange and the worker join get one
+//! second each, so results appear within about two seconds of the end of the cycle.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use tokio::sync::mpsc;
+
+use crate::config::{Config, Protocol};
+use crate::control::{Connection, Incoming, Writer};
+use crate::data::udp;
+use crate::data::{self, SendPlan, Worker};
+use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
+use crate::report::{Note, Notes};
+use crate::report::{Report, Side};
+use crate::role::{
+    Interrupted, StopOnDrop, applied, join_workers, warn_how_it_went, worker_failure,
+};
+use crate::stop::Flag;
+use crate::sys::affinity;
+use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
+
+mod setup;
+mod sync;
+
+use setup::{check_descriptors, resolve_targets, udp_plan};
+use sync::{ask_for_ports, end_test, exchange_tokens, handshake, request_start};
+
+/// Runs the sender side of one test.
+pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Report> {
+    let mut targets = resolve_targets(cfg)?;
+    let payload = prepare(cfg, &targets, notes)?;
+    if cfg.port_handout {
+        ask_for_ports(cfg, &mut targets).await?;
+    }
+    let (fitted, datagrams_per_send) = fit_datagrams(cfg, &targets, notes)?;
+    let cfg = fitted.as_ref().unwrap_or(cfg);
+    let (sessions, negotiated) = handshakes(cfg, &targets, interrupt, notes).await?;
+    let crew = Crew::spawn(cfg, &targets, payload, datagrams_per_send)?;
+    connect_all(&crew, cfg, interrupt, notes).await?;
+    let started = start_test(sessions, &targets, cfg, interrupt, notes).await?;
+    let (window, plan, mut mon) = measure(&crew, started, cfg, negotiated, interrupt, notes).await;
+    crew.stop.trigger();
+    finish(&mut mon, &window, &plan, negotiated, notes).await;
+    let Crew {
+        workers, handles, ..
+    } = crew;
+    join_workers(handles, &workers, Duration::from_secs(1)).await;
+    Ok(report(cfg, &workers, negotiated, &window, notes))
+}
+
+/// What must hold before any socket: the send buffer (or -Z file, shared by every
+/// worker) can be had and the descriptors the run needs are allowed; then the run is
+/// ready (a `-D` daemon's foreground learns it).
+fn prepare(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Result<Arc<data::Payload>> {
+    let hosts = {
+        let mut ips: Vec<_> = targets.iter().map(|t| t.ip()).collect();
+        ips.sort_unstable();
+        ips.dedup();
+        ips.len()
+    };
+    let payload = Arc::new(
+        data::Payload::new(
+            cfg.send_size,
+            cfg.zero_copy.sendfile && cfg.protocol == Protocol::Tcp,
+        )
+        .context("the send buffer (-b)")?,
+    );
+    check_descriptors(cfg, hosts)?;
+    notes(Note::Ready);
+    Ok(payload)
+}
+
+/// UDP: the datagram size that fits the path and how many go in one send (GSO); None
+/// and 1 for TCP.
+fn fit_datagrams(
+    cfg: &Config,
+    targets: &[SocketAddr],
+    notes: Notes<'_>,
+) -> Result<(Option<Config>, usize)> {
+    if cfg.protocol != Protocol::Udp {
+        return Ok((None, 1));
+    }
+    if cfg.sockopts.pacing_rate.is_some() {
+        notes(Note::Warn(
+            "--fq-rate-limit on UDP sockets takes effect only where the fq qdisc runs on \
+             the sending interface; -B limits UDP in ntttcp itself"
+                .into(),
+        ));
+    }
+    let (fitted, per_send) = udp_plan(cfg, targets, notes)?;
+    Ok((Some(fitted), per_send))
+}
+
+/// One sync session per receiver host, on the port below that host's first data port;
+/// returns them with the negotiated cycle (the longest any receiver asked for).
+async fn handshakes(
+    cfg: &Config,
+    targets: &[SocketAddr],
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Result<(Vec<Connection>, u32)> {
+    let mut sessions = Vec::new();
+    let mut negotiated = cfg.timeline.cycle();
+    if !cfg.linux_sync() {
+        return Ok((sessions, negotiated));
+    }
+    let mut seen = Vec::new();
+    for (j, t) in targets.iter().enumerate() {
+        if !seen.contains(&t.ip()) {
+            seen.push(t.ip());
+            let addr = SocketAddr::new(t.ip(), cfg.port(j) - 1);
+            let (conn, n) = handshake(addr, cfg, interrupt, notes).await?;
+            negotiated = if sessions.is_empty() {
+                n
+            } else {
+                negotiated.max(n)
+            };
+            sessions.push(conn);
+        }
+    }
+    if negotiated != cfg.timeline.duration {
+        notes(Note::Warn(match negotiated {
+            0 => "test is negotiated to run in continuous mode".into(),
+            n => format!("Test cycle time negotiated is: {n} seconds"),
+        }));
+    }
+    Ok((sessions, negotiated))
+}
+
+/// The pinned worker threads and what the control plane shares with them.
+struct Crew {
+    workers: Vec<Arc<Worker>>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+    /// Lets the workers send (after the start sample, or before a warm-up).
+    start: Flag,
+    /// Stops them; also on every way out of `run`.
+    stop: Flag,
+    _stop_on_drop: StopOnDrop,
+    connect_deadline: Instant,
+    began: Instant,
+}
+
+impl Crew {
+    /// Starts one pinned worker per sender thread; each opens its connections at once.
+    fn spawn(
+        cfg: &Config,
+        targets: &[SocketAddr],
+        payload: Arc<data::Payload>,
+        datagrams_per_send: usize,
+    ) -> Result<Self> {
+        let stop = Flag::new();
+        let mut crew = Self {
+            workers: Vec::new(),
+            handles: Vec::new(),
+            start: Flag::new(),
+            stop: stop.clone(),
+            _stop_on_drop: StopOnDrop(stop),
+            connect_deadline: Instant::now() + cfg.timeout,
+            began: Instant::now(),
+        };
+        let allowed = affinity::allowed_cpus();
+        let gate = Arc::new(ConnectGate::new(CONNECTS_IN_FLIGHT));
+        // -B is one budget for every worker; -thr one per worker.
+        let shared = cfg.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
+        for t in cfg.sender_threads() {
+            let plan = SendPlan {
+                target: targets[t.port_index],
+                conns: cfg.conns_per_thread as usize,
+                cpu: affinity::cpu_for(cfg.ports[t.port_index].cpu, t.index, &allowed),
+                size: cfg.send_size,
+                io: cfg.io_mode,
+                connect_deadline: crew.connect_deadline,
+                opts: cfg.sockopts,
+                source: cfg.source_addr.map(|ip| (ip, cfg.source_device.clone())),
+                payload: payload.clone(),
+                gate: gate.clone(),
+                datagrams_per_send,
+                source_port: cfg
+                    .source_port
+                    .map(|f| f + (t.index * cfg.conns_per_thread as usize) as u16),
+                pacers: Pacers(
+                    shared
+                        .iter()
+                        .cloned()
+                        .chain(cfg.thread_rate.map(|b| Arc::new(Pacer::bytes(b))))
+                        .collect(),
+                ),
+            };
+            crew.add(t.index, plan, cfg.protocol)?;
+        }
+        Ok(crew)
+    }
+
+    fn add(&mut self, index: usize, plan: SendPlan, protocol: Protocol) -> Result<()> {
+        let w = Arc::new(Worker::default());
+        self.workers.push(w.clone());
+        let (start, stop) = (self.start.clone(), self.stop.clone());
+        let body = match protocol {
+            Protocol::Tcp => data::send_worker,
+            Protocol::Udp => udp::send_worker,
+        };
+        self.handles.push(
+            std::thread::Builder::new()
+                .name(format!("send-{index}"))
+                .spawn(move || body(index, plan, w, start, stop))
+                .context("create sender worker thread")?,
+        );
+        Ok(())
+    }
+}
+
+/// Waits until every data connection is up (bounded by --timeout) and says so.
+async fn connect_all(crew: &Crew, cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<()> {
+    let total = cfg.sender_connections();
+    wait_connected(&crew.workers, total, crew.connect_deadline, interrupt).await?;
+    notes(Note::Info(format!(
+        "{total} connections created in {} microseconds",
+        crew.began.elapsed().as_micros()
+    )));
+    if total > CONNECTS_IN_FLIGHT && cfg.protocol == Protocol::Tcp {
+        notes(Note::Info(format!(
+            "connection setup paced: at most {CONNECTS_IN_FLIGHT} connects in flight"
+        )));
+    }
+    Ok(())
+}
+
+/// Asks every receiver to start (Windows lines: swaps the tokens) and returns the sync
+/// sessions' writers, their replies now read by a monitor task each.
+async fn start_test(
+    mut sessions: Vec<Connection>,
+    targets: &[SocketAddr],
+    cfg: &Config,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Result<Started> {
+    for conn in &mut sessions {
+        request_start(conn, cfg, interrupt, notes).await?;
+    }
+    if cfg.windows_sync {
+        exchange_tokens(targets, cfg, interrupt).await?;
+    }
+    notes(Note::Started);
+    let (tx, rx) = mpsc::channel(8);
+    let writers = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| c.monitor(i, tx.clone()))
+        .collect();
+    Ok(Started {
+        t0: Instant::now(),
+        writers,
+        incoming: rx,
+    })
+}
+
+/// A test the receivers were told to start.
+struct Started {
+    t0: Instant,
+    writers: Vec<Writer>,
+    incoming: mpsc::Receiver<(usize, Incoming)>,
+}
+
+/// Runs the timeline: the workers are let go after the start sample.
+async fn measure<'a>(
+    crew: &'a Crew,
+    started: Started,
+    cfg: &Config,
+    negotiated: u32,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> (timeline::Window, Plan, SenderMonitor<'a>) {
+    let mut mon = SenderMonitor {
+        incoming: started.incoming,
+        writers: started.writers,
+        interrupt: interrupt.clone(),
+        workers: &crew.workers,
+        tick: tokio::time::interval(Duration::from_millis(100)),
+        silence: Silence::new(&crew.workers, cfg.timeout),
+    };
+    let plan = Plan {
+        interval: cfg.interval,
+        ..Plan::within(cfg.timeline, negotiated, false)
+    };
+    let progress = |p| notes(Note::Progress(Side::Sender, p));
+    let window = timeline::run(
+        timeline::Start::At(started.t0),
+        plan,
+        &crew.workers,
+        Some(&crew.start),
+        &mut mon,
+        &progress,
+    )
+    .await;
+    (window, plan, mon)
+}
+
+/// Ends the test on the sync channels: 'E' tells a receiver we ended before the
+/// negotiated cycle (ntttcp-for-linux 2.4) as upstream, unless the run completed and its
+/// planned measurement (warm-up and cool-down excluded) covers the whole cycle.
+async fn finish(
+    mon: &mut SenderMonitor<'_>,
+    window: &timeline::Window,
+    plan: &Plan,
+    negotiated: u32,
+    notes: Notes<'_>,
+) {
+    let measured_all = negotiated > 0
+        && window.ended == End::Completed
+        && plan
+            .measure
+            .is_some_and(|d| d.as_secs_f64() >= f64::from(negotiated));
+    let mut writers = std::mem::take(&mut mon.writers);
+    if !measured_all {
+        for (i, w) in writers.iter_mut().enumerate() {
+            end_test(i, w, &mut mon.incoming, notes).await;
+        }
+    }
+    for w in writers {
+        w.close().await;
+    }
+}
+
+/// The sender's report, told to the user as soon as it is made.
+fn report(
+    cfg: &Config,
+    workers: &[Arc<Worker>],
+    negotiated: u32,
+    window: &timeline::Window,
+    notes: Notes<'_>,
+) -> Report {
+    let ports: Vec<u16> = cfg
+        .sender_threads()
+        .iter()
+        .map(|t| cfg.port(t.port_index))
+        .collect();
+    let mut report = Report::from_window(
+        Side::Sender,
+        cfg,
+        &ports,
+        cfg.sender_connections(),
+        cfg.linux_sync().then_some(negotiated),
+        window,
+    );
+    report.socket.applied = applied(workers, cfg, notes);
+    report.tcp_connections = workers
+        .iter()
+        .flat_map(|w| std::mem::take(&mut *w.conn_info.lock().unwrap_or_else(|p| p.into_inner())))
+        .collect();
+    warn_how_it_went(&report, notes);
+    notes(Note::Report(Box::new(report.clone())));
+    report
+}
+
+/// Waits until `total` connections are up, a worker fails, the deadline passes or the
+/// user interrupts.
+async fn wait_connected(
+    workers: &[Arc<Worker>],
+    total: usize,
+    deadline: Instant,
+    interrupt: &Flag,
+) -> Result<()> {
+    // Workers enforce the deadline on each connect; the extra second covers the last one.
+    let give_up = deadline + Duration::from_secs(1);
+    loop {
+        let up: usize = workers
+            .iter()
+            .map(|w| w.connections.load(Ordering::Acquire))
+            .sum();
+        if up == total {
+            return Ok(());
+        }
+        if let Some(f) = worker_failure(workers) {
+            bail!("only {up} of {total} data connections were established: {f}");
+        }
+        if interrupt.is_set() {
+            return Err(Interrupted.into());
+        }
+        if Instant::now() > give_up {
+            bail!("only {up} of {total} data connections were established in time");
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// Events on the sender side: Ctrl+C, the receiver closing the sync channel, a data
+/// connection failing.
+struct SenderMonitor<'a> {
+    incoming: mpsc::Receiver<(usize, Incoming)>,
+    /// The sync sessions' writing halves, kept for the end of the test.
+    writers: Vec<Writer>,
+    interrupt: Flag,
+    workers: &'a [Arc<Worker>],
+    tick: tokio::time::Interval,
+    silence: Silence,
+}
+
+impl Monitor for SenderMonitor<'_> {
+    async fn next(&mut self, phase: Phase) -> Event {
+        loop {
+            tokio::select! {
+                _ = self.interrupt.wait() => return Event::Interrupted,
+                Some((_, m)) = self.incoming.recv() => {
+                    if let Incoming::Closed(reason) = m {
+                        return Event::Fault(format!("receiver {reason}"));
+                    }
+                    // The receiver never speaks unasked; stray values are ignored.
+                }
+                _ = self.tick.tick() => {
+                    if let Some(f) = worker_failure(self.workers) {
+                        return Event::Fault(f);
+                    }
+                    if phase != Phase::Cooldown
+                        && let Some(quiet) = self.silence.check(self.workers)
+                    {
+                        return Event::Fault(format!(
+                            "no data could be sent for {:.1} s (receiver or path silent)",
+                            quiet.as_secs_f64()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! What the sender checks and works out before its first connection: the receiver's
+//! addresses, the descriptors the run needs, and the UDP datagram size.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use crate::config::{Config, IoMode, Protocol, Role, UsageError};
+use crate::data::udp;
+use crate::report::{Note, Notes};
+use crate::sys::limits;
+
+/// Fails, before anything is connected, when the run would need more descriptors than
+/// this process may open, naming the number; the need is what is open now plus every
+/// socket and runtime the run will open (in loopback mode the receiver's ends too).
+pub(super) fn check_descriptors(cfg: &Config, hosts: usize) -> Result<()> {
+    let connections = cfg.sender_connections() as u64;
+    let sessions = if cfg.linux_sync() { hosts as u64 } else { 0 };
+    let tokens = if cfg.windows_sync {
+        cfg.ports.len() as u64
+    } else {
+        0
+    };
+    let async_workers = cfg.protocol == Protocol::Tcp && cfg.io_mode == IoMode::Async;
+    let mut budget = limits::Budget {
+        sockets: connections + sessions + tokens,
+        runtimes: if async_workers {
+            cfg.sender_threads().len() as u64
+        } else {
+            0
+        },
+    };
+    if cfg.role == Role::Loopback {
+        // This process also accepts every connection, with a runtime per receiver port.
+        budget.sockets += connections + sessions + tokens;
+        budget.runtimes += cfg.ports.len() as u64;
+    }
+    let (soft, hard) = limits::raise_nofile();
+    let need = budget.need(limits::open_descriptors());
+    if soft > 0 && need > soft {
+        bail!(
+            "{connections} connections need {need} file descriptors, but this process may \
+             open {soft} (hard limit {hard}); raise it (ulimit -n {need}) or use fewer \
+             connections"
+        );
+    }
+    Ok(())
+}
+
+/// A copy of `cfg` whose send size is the UDP datagram size: without `-b` the largest
+/// that crosses every target's path unfragmented, else `-b` capped to what UDP carries;
+/// and how many datagrams one send carries (more than one with UDP GSO, which needs
+/// datagrams that cross the path unfragmented).
+pub(super) fn udp_plan(
+    cfg: &Config,
+    targets: &[SocketAddr],
+    notes: Notes<'_>,
+) -> Result<(Config, usize)> {
+    let mut c = cfg.clone();
+    let max = targets
+        .iter()
+        .map(udp::max_payload)
+        .min()
+        .unwrap_or(udp::MAX_PAYLOAD_V4);
+    // The probe takes the -a address and device (any port, not a pinned -f one).
+    let source = cfg
+        .source_addr
+        .map(|ip| (SocketAddr::new(ip, 0), cfg.source_device.clone()));
+    let mut path = max;
+    for t in targets {
+        let fits = udp::path_payload(*t, source.as_ref())
+            .with_context(|| format!("cannot find the path MTU to receiver {t}"))?;
+        path = path.min(fits);
+    }
+    if cfg.fit_datagrams {
+        c.send_size = path;
+        notes(Note::Info(format!(
+            "UDP datagrams of {path} bytes: the largest that fits the path MTU (set with -b)"
+        )));
+    } else if cfg.send_size > max {
+        // Parsing checked the bound for the address family it could see; a host name
+        // that resolved to IPv4 can still be over it.
+        return Err(UsageError(format!(
+            "invalid value '{}' for '-b': a UDP datagram carries at most {max} bytes to {}",
+            cfg.send_size, targets[0]
+        ))
+        .into());
+    }
+    let size = c.send_size.max(udp::STAMP_LEN);
+    let mut per_send = 1;
+    if cfg.udp_offload && size <= path {
+        per_send = (max / size).min(udp::GSO_MAX_SEGMENTS);
+    }
+    if per_send > 1 {
+        match udp::gso_available(targets[0], size) {
+            Ok(()) => notes(Note::Info(format!(
+                "UDP segmentation offload (GSO): up to {per_send} datagrams per send \
+                 (--no-udp-offload for one)"
+            ))),
+            Err(e) => {
+                notes(Note::Warn(format!(
+                    "UDP segmentation offload (GSO) is not available ({e}): one datagram \
+                     per send"
+                )));
+                per_send = 1;
+            }
+        }
+    }
+    Ok((c, per_send))
+}
+
+/// Name or address → socket address, preferring the configured family.
+fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
+    let addrs: Vec<SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve receiver address '{host}'"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv6() == ipv6)
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| anyhow!("receiver address '{host}' resolves to nothing"))
+}
+
+/// Every data port's address, resolved (names, IPv4/IPv6).
+pub(super) fn resolve_targets(cfg: &Config) -> Result<Vec<SocketAddr>> {
+    (0..cfg.ports.len())
+        .map(|j| resolve(&cfg.host_of(j), cfg.port(j), cfg.ipv6))
+        .collect()
+}

@@ -1,0 +1,201 @@
+//! The sender's side of the sync exchanges: the handshake and its proposal, the start
+//! request, the end of a test, and Windows NTttcp's tokens and port hand-out.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use tokio::sync::mpsc;
+
+use crate::config::Config;
+use crate::control::message::{Reply, ReplyPhase, Request, State};
+use crate::control::{Connection, Incoming, Writer, windows};
+use crate::report::{Note, Notes};
+use crate::role::Interrupted;
+use crate::stop::Flag;
+
+/// Asks one receiver to start ('R', or 'L' for the last client) and waits for its go;
+/// in a multi-client test, for as long as `Config::last_client_wait` allows.
+pub(super) async fn request_start(
+    conn: &mut Connection,
+    cfg: &Config,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Result<()> {
+    let ask = if cfg.last_client {
+        Request::StartLast
+    } else {
+        Request::Start
+    };
+    conn.send(ask.value()).await?;
+    let mut reply = Reply::decode(ReplyPhase::Start, conn.recv().await?)?;
+    if reply == Reply::Wait {
+        notes(Note::Warn(
+            "waiting for the last client to join the test".into(),
+        ));
+        let wait = cfg.last_client_wait();
+        let v = tokio::select! {
+            v = conn.recv_within(wait) => v.with_context(|| {
+                format!("no last client (-L) joined the test within {wait:?}")
+            })?,
+            _ = interrupt.wait() => return Err(Interrupted.into()),
+        };
+        reply = Reply::decode(ReplyPhase::Start, v)?;
+    }
+    match reply {
+        Reply::Go => Ok(()),
+        Reply::Reject if cfg.last_client => bail!(
+            "receiver {} refused to start the test: it is not in multi-client mode (-M), \
+             or is busy",
+            conn.peer()
+        ),
+        Reply::Reject => bail!(
+            "receiver {} refused to start the test: too many clients wait for the last one, \
+             or it is busy",
+            conn.peer()
+        ),
+        other => bail!(
+            "receiver {} answered {other:?} to a start request",
+            conn.peer()
+        ),
+    }
+}
+
+/// Connects to a sync port (retrying "refused" until the deadline), queries the
+/// receiver's state and negotiates the cycle time.
+pub(super) async fn handshake(
+    addr: SocketAddr,
+    cfg: &Config,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Result<(Connection, u32)> {
+    let deadline = Instant::now() + cfg.timeout;
+    let stream = loop {
+        let attempt = tokio::time::timeout_at(deadline.into(), windows::connect_from(addr, cfg));
+        let r = tokio::select! {
+            r = attempt => r,
+            _ = interrupt.wait() => return Err(Interrupted.into()),
+        };
+        match r {
+            Ok(Ok(s)) => break s,
+            Ok(Err(e))
+                if e.kind() == std::io::ErrorKind::ConnectionRefused
+                    && Instant::now() + Duration::from_millis(100) < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Ok(Err(e)) => {
+                return Err(e)
+                    .with_context(|| format!("failed to connect to receiver {addr} (sync port)"));
+            }
+            Err(_) => bail!(
+                "failed to connect to receiver {addr} (sync port): no answer within {:?}",
+                cfg.timeout
+            ),
+        }
+    };
+    let mut conn = Connection::new(stream, cfg.timeout);
+    conn.send(Request::Query.value()).await?;
+    if Reply::decode(ReplyPhase::State, conn.recv().await?)? == Reply::State(State::Running) {
+        bail!("receiver {addr} is busy with an existing test");
+    }
+    conn.send(Request::Propose(proposal(cfg.timeline.cycle(), notes)).value())
+        .await?;
+    let Reply::Negotiated(n) = Reply::decode(ReplyPhase::Negotiated, conn.recv().await?)? else {
+        unreachable!("decode in the Negotiated phase only yields Negotiated");
+    };
+    Ok((conn, n))
+}
+
+/// Windows sync: every thread swaps its token on its data port + 1000, all at once.
+pub(super) async fn exchange_tokens(
+    targets: &[SocketAddr],
+    cfg: &Config,
+    interrupt: &Flag,
+) -> Result<()> {
+    let deadline = Instant::now() + cfg.timeout;
+    let mut set = tokio::task::JoinSet::new();
+    for t in targets {
+        let addr = SocketAddr::new(t.ip(), t.port() + windows::TOKEN_PORT_OFFSET);
+        let cfg = cfg.clone();
+        set.spawn(async move { windows::exchange_as_sender(addr, deadline, &cfg).await });
+    }
+    loop {
+        tokio::select! {
+            r = set.join_next() => match r {
+                None => return Ok(()),
+                Some(Ok(Ok(()))) => {}
+                Some(Ok(Err(e))) => return Err(e.context("Windows NTttcp sync")),
+                Some(Err(e)) => bail!("Windows NTttcp sync task failed: {e}"),
+            },
+            _ = interrupt.wait() => return Err(Interrupted.into()),
+        }
+    }
+}
+
+/// The cycle time to propose. A stock ntttcp-for-linux receiver reads 69, 76, 82 and 88
+/// as the commands 'E', 'L', 'R' and 'X', so those become one second more, with a warning.
+fn proposal(cycle: u32, notes: Notes<'_>) -> u32 {
+    if [69, 76, 82, 88].contains(&cycle) {
+        notes(Note::Warn(format!(
+            "a {cycle} s test cycle (warm-up + duration + cool-down) would be misread by a \
+             stock ntttcp-for-linux receiver; proposing {} s",
+            cycle + 1
+        )));
+        cycle + 1
+    } else {
+        cycle
+    }
+}
+
+/// Sends 'E' on one sync session and waits up to a second for the state reply.
+pub(super) async fn end_test(
+    tag: usize,
+    w: &mut Writer,
+    incoming: &mut mpsc::Receiver<(usize, Incoming)>,
+    notes: Notes<'_>,
+) {
+    if let Err(e) = w.send(Request::End.value()).await {
+        notes(Note::Info(format!(
+            "could not tell receiver {} the test ended: {e:#}",
+            w.peer()
+        )));
+        return;
+    }
+    // Skip anything else on this session: a stock multi-client receiver sends the last
+    // client a second 'R' that may still be unread.
+    let reply = tokio::time::timeout(Duration::from_secs(1), async {
+        while let Some((t, m)) = incoming.recv().await {
+            match m {
+                Incoming::Message(v) if t == tag => {
+                    if let Ok(Reply::State(s)) = Reply::decode(ReplyPhase::State, v) {
+                        return Some(s);
+                    }
+                }
+                Incoming::Closed(_) if t == tag => return None,
+                _ => {}
+            }
+        }
+        None
+    })
+    .await;
+    match reply {
+        Ok(Some(State::Finished)) => {
+            notes(Note::Info("receiver exited from current test".into()));
+        }
+        _ => notes(Note::Info(format!(
+            "receiver {} did not confirm the end of the test",
+            w.peer()
+        ))),
+    }
+}
+
+/// Windows -sp: each thread asks the base port for its data port.
+pub(super) async fn ask_for_ports(cfg: &Config, targets: &mut [SocketAddr]) -> Result<()> {
+    let deadline = Instant::now() + cfg.timeout;
+    for t in targets {
+        let base = SocketAddr::new(t.ip(), cfg.base_port);
+        t.set_port(windows::request_port(base, deadline, cfg).await?);
+    }
+    Ok(())
+}
