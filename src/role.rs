@@ -22,34 +22,67 @@ impl fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-/// Sets its flag when dropped: workers stop on every way out of a role's `run`.
-pub(crate) struct StopOnDrop(pub(crate) Flag);
+/// A role's pinned worker threads and what the control plane shares with them. Dropping
+/// it stops them (on every way out of a role's `run`); `join` waits for them, bounded.
+pub(crate) struct Crew {
+    pub(crate) workers: Vec<Arc<Worker>>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+    /// Stops every worker.
+    pub(crate) stop: Flag,
+}
 
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.trigger();
+impl Crew {
+    pub(crate) fn new() -> Self {
+        Self {
+            workers: Vec::new(),
+            handles: Vec::new(),
+            stop: Flag::new(),
+        }
+    }
+
+    /// Starts a worker thread named `name` running `body(its shared state, stop)`.
+    pub(crate) fn add(
+        &mut self,
+        name: String,
+        body: impl FnOnce(Arc<Worker>, Flag) + Send + 'static,
+    ) -> anyhow::Result<()> {
+        use anyhow::Context;
+        let w = Arc::new(Worker::default());
+        let (me, stop) = (w.clone(), self.stop.clone());
+        let handle = std::thread::Builder::new()
+            .name(name)
+            .spawn(move || body(me, stop))
+            .context("create a worker thread")?;
+        self.workers.push(w);
+        self.handles.push(handle);
+        Ok(())
+    }
+
+    /// Stops the workers and waits (without blocking the control runtime) until every
+    /// one has returned or `within` has passed; workers still blocked are left to end
+    /// with the process.
+    pub(crate) async fn join(mut self, within: Duration) -> Vec<Arc<Worker>> {
+        self.stop.trigger();
+        let deadline = Instant::now() + within;
+        let finished = |w: &Arc<Worker>| w.finished.load(std::sync::atomic::Ordering::Acquire);
+        while Instant::now() < deadline && !self.workers.iter().all(finished) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        for (h, w) in std::mem::take(&mut self.handles)
+            .into_iter()
+            .zip(&self.workers)
+        {
+            if finished(w) {
+                let _ = h.join();
+            }
+        }
+        std::mem::take(&mut self.workers)
     }
 }
 
-/// Waits (without blocking the control runtime) until every worker has returned or
-/// `within` has passed; workers still blocked are left to end with the process.
-pub(crate) async fn join_workers(
-    handles: Vec<std::thread::JoinHandle<()>>,
-    workers: &[Arc<Worker>],
-    within: Duration,
-) {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline
-        && !workers
-            .iter()
-            .all(|w| w.finished.load(std::sync::atomic::Ordering::Acquire))
-    {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    for (h, w) in handles.into_iter().zip(workers) {
-        if w.finished.load(std::sync::atomic::Ordering::Acquire) {
-            let _ = h.join();
-        }
+impl Drop for Crew {
+    fn drop(&mut self) {
+        self.stop.trigger();
     }
 }
 

@@ -477,7 +477,8 @@ pub(crate) fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// Test ports come from one allocator, so no two tests can share one: each test takes a
+/// Test ports come from one allocator, so no two tests can share one (nor two test runs
+/// on one machine: a block is also claimed with a lock file): each test takes a
 /// block of 100 consecutive ports (ntttcp's sync port is a base's `-p` minus one, its data
 /// ports follow) that no other test in this run gets, below the ephemeral range so that no
 /// outgoing connection holds one. Inside a test, `@K` in a string (`at`, or any argument
@@ -530,14 +531,40 @@ impl Ports {
             for &b in &all {
                 taken[b] = true;
             }
-            // A block some other process holds a port of is skipped (and stays taken).
-            if all.iter().all(|&b| block_is_free(b)) {
+            // A block some other process holds a port of, or that another test run on
+            // this machine has claimed, is skipped (and stays taken).
+            if all
+                .iter()
+                .all(|&b| claim_across_processes(b) && block_is_free(b))
+            {
                 BASE.with(|c| c.set(Some(FIRST_PORT + i as u16 * BLOCK)));
                 return Self;
             }
         }
         panic!("no free block of test ports left");
     }
+}
+
+/// Claims block `b` for this process's lifetime with a lock file, so that two test runs
+/// on one machine never share a block.
+fn claim_across_processes(b: usize) -> bool {
+    static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
+    let dir = std::env::temp_dir().join("ntttcp-test-ports");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(format!("{}.lock", FIRST_PORT + b as u16 * BLOCK));
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+    else {
+        return false;
+    };
+    if file.try_lock().is_err() {
+        return false;
+    }
+    HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
+    true
 }
 
 fn block_is_free(b: usize) -> bool {

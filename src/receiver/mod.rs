@@ -22,11 +22,12 @@ use crate::admission::Admission;
 use crate::config::{Config, MAX_WAITING_CLIENTS, Protocol, Role, SockOpts};
 use crate::control::message::{Reply, Request, RequestPhase, State};
 use crate::control::{Connection, Incoming, Writer, windows};
+use crate::data::Flows;
 use crate::data::udp;
 use crate::data::{self, Worker};
 use crate::report::{Note, Notes};
 use crate::report::{Report, Side};
-use crate::role::{Interrupted, StopOnDrop, applied, join_workers, warn_how_it_went};
+use crate::role::{Crew, Interrupted, applied, warn_how_it_went};
 use crate::stop::Flag;
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
@@ -130,9 +131,9 @@ pub async fn serve(
 ) -> Result<Vec<Report>> {
     let Bound {
         data: listeners,
-        tokens: token_listeners,
+        tokens,
         handout,
-        sync: sync_listener,
+        sync,
     } = ports;
     let handout = handout.map(|l| {
         let count = cfg.ports.len() as u16;
@@ -143,49 +144,11 @@ pub async fn serve(
         "data connections kept at most: {budget}"
     )));
     let gate = Arc::new(Admission::new(cfg.linux_sync(), budget));
-    let stop = Flag::new();
-    let _stop_guard = StopOnDrop(stop.clone());
     let flows = Arc::new(watch::Sender::new(0u64));
-    let allowed = affinity::allowed_cpus();
-    let workers: Vec<Arc<Worker>> = listeners.iter().map(|_| Arc::default()).collect();
-    let mut handles = Vec::with_capacity(workers.len());
-    for (j, (l, w)) in listeners.into_iter().zip(&workers).enumerate() {
-        let cpu = match cfg.protocol {
-            Protocol::Tcp => affinity::cpu_for(cfg.ports[j].cpu, j, &allowed),
-            Protocol::Udp => affinity::udp_receiver_cpu_for(cfg.ports[j].cpu, j, &allowed),
-        };
-        let (w, flows, stop) = (w.clone(), flows.clone(), stop.clone());
-        let control = data::PortControl {
-            gate: gate.for_worker(),
-            flows: flows.clone(),
-        };
-        let plan = data::RecvPlan {
-            cpu,
-            size: cfg.recv_size,
-            no_delay: cfg.sockopts.no_delay,
-            skip_copy: cfg.zero_copy.skip_rx_copy,
-        };
-        if j == 0 {
-            let sock = match &l {
-                DataPort::Tcp(l, _) => socket2::SockRef::from(l),
-                DataPort::Udp(s) => socket2::SockRef::from(s),
-            };
-            *w.applied.lock().unwrap_or_else(|p| p.into_inner()) = Some(data::Applied::read(&sock));
-        }
-        handles.push(
-            std::thread::Builder::new()
-                .name(format!("recv-{j}"))
-                .spawn(move || match l {
-                    DataPort::Tcp(l, buf) => data::recv_worker(l, buf, plan, w, control, stop),
-                    DataPort::Udp(s) => udp::recv_worker(s, plan, w, flows, stop),
-                })
-                .context("create receiver worker thread")?,
-        );
-    }
-
+    let crew = launch(cfg, listeners, &gate, &flows)?;
     let state: SharedState = Arc::new(std::sync::Mutex::new(State::NotStarted));
-    let (start_tx, mut start_rx) = mpsc::channel(MAX_WAITING_CLIENTS + 1);
-    let acceptor = sync_listener.map(|l| {
+    let (start_tx, start_rx) = mpsc::channel(MAX_WAITING_CLIENTS + 1);
+    let acceptor = sync.map(|l| {
         let policy = Policy {
             duration: cfg.timeline.duration,
             multi_client: cfg.multi_client,
@@ -199,21 +162,98 @@ pub async fn serve(
             gate.clone(),
         ))
     });
+    let parts = Serving {
+        state: &state,
+        gate: &gate,
+        workers: &crew.workers,
+        flows: &flows,
+        tokens: &tokens,
+    };
+    let reports = serve_tests(cfg, &parts, start_rx, interrupt, notes).await;
+    for task in acceptor.into_iter().chain(handout) {
+        task.abort();
+    }
+    crew.join(Duration::from_secs(1)).await;
+    if reports.is_empty() {
+        return Err(Interrupted.into());
+    }
+    Ok(reports)
+}
 
+/// Starts one pinned worker per data port; the first reads back the socket options.
+fn launch(
+    cfg: &Config,
+    listeners: Vec<DataPort>,
+    gate: &Arc<Admission>,
+    flows: &Flows,
+) -> Result<Crew> {
+    let mut crew = Crew::new();
+    let allowed = affinity::allowed_cpus();
+    for (j, l) in listeners.into_iter().enumerate() {
+        let cpu = match cfg.protocol {
+            Protocol::Tcp => affinity::cpu_for(cfg.ports[j].cpu, j, &allowed),
+            Protocol::Udp => affinity::udp_receiver_cpu_for(cfg.ports[j].cpu, j, &allowed),
+        };
+        let control = data::PortControl {
+            gate: gate.for_worker(),
+            flows: flows.clone(),
+        };
+        let plan = data::RecvPlan {
+            cpu,
+            size: cfg.recv_size,
+            no_delay: cfg.sockopts.no_delay,
+            skip_copy: cfg.zero_copy.skip_rx_copy,
+        };
+        let applied = (j == 0).then(|| {
+            let sock = match &l {
+                DataPort::Tcp(l, _) => socket2::SockRef::from(l),
+                DataPort::Udp(s) => socket2::SockRef::from(s),
+            };
+            data::Applied::read(&sock)
+        });
+        let flows = flows.clone();
+        crew.add(format!("recv-{j}"), move |w, stop| {
+            *w.applied.lock().unwrap_or_else(|p| p.into_inner()) = applied;
+            match l {
+                DataPort::Tcp(l, buf) => data::recv_worker(l, buf, plan, w, control, stop),
+                DataPort::Udp(s) => udp::recv_worker(s, plan, w, flows, stop),
+            }
+        })?;
+    }
+    Ok(crew)
+}
+
+/// What the receiver's tests are served with.
+struct Serving<'a> {
+    state: &'a SharedState,
+    gate: &'a Admission,
+    workers: &'a [Arc<Worker>],
+    flows: &'a Flows,
+    tokens: &'a [Arc<TcpListener>],
+}
+
+/// Serves tests until one ends (`-H`: until interrupted); returns their reports.
+async fn serve_tests(
+    cfg: &Config,
+    parts: &Serving<'_>,
+    mut start_rx: mpsc::Receiver<StartRequest>,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Vec<Report> {
     let mut reports = Vec::new();
     let mut flows_seen = 0;
     loop {
         let begun = if cfg.windows_sync {
-            wait_for_tokens(cfg, &token_listeners, interrupt).await
+            wait_for_tokens(cfg, parts.tokens, interrupt).await
         } else if cfg.sync {
             let sync = SyncParts {
-                state: &state,
-                gate: &gate,
-                workers: &workers,
+                state: parts.state,
+                gate: parts.gate,
+                workers: parts.workers,
             };
             wait_for_senders(cfg, &mut start_rx, &sync, interrupt, notes).await
         } else {
-            wait_for_flow(cfg, &flows, &mut flows_seen, interrupt).await
+            wait_for_flow(cfg, parts.flows, &mut flows_seen, interrupt).await
         };
         let Some(begun) = begun else {
             break; // interrupted while no test was running
@@ -221,17 +261,17 @@ pub async fn serve(
         if cfg.role != Role::Loopback {
             notes(Note::Started);
         }
-        let report = test(cfg, begun, &workers, interrupt, notes).await;
-        gate.set_running(false);
-        sessions::set(&state, State::Finished);
-        let refused = gate.take_refused();
+        let report = test(cfg, begun, parts.workers, interrupt, notes).await;
+        parts.gate.set_running(false);
+        sessions::set(parts.state, State::Finished);
+        let refused = parts.gate.take_refused();
         if refused > 0 {
             notes(Note::Info(format!(
                 "{refused} data connections arrived outside a test (or beyond its \
                  connections) and were closed"
             )));
         }
-        flows_seen = *flows.borrow();
+        flows_seen = *parts.flows.borrow();
         notes(Note::Report(Box::new(report.clone())));
         let interrupted = report.end == End::Interrupted;
         reports.push(report);
@@ -239,15 +279,7 @@ pub async fn serve(
             break;
         }
     }
-    for task in acceptor.into_iter().chain(handout) {
-        task.abort();
-    }
-    stop.trigger();
-    join_workers(handles, &workers, Duration::from_secs(1)).await;
-    if reports.is_empty() {
-        return Err(Interrupted.into());
-    }
-    Ok(reports)
+    reports
 }
 
 /// How many data connections this receiver may keep: what its descriptor limit leaves

@@ -21,9 +21,7 @@ use crate::data::{self, SendPlan, Worker};
 use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
 use crate::report::{Note, Notes};
 use crate::report::{Report, Side};
-use crate::role::{
-    Interrupted, StopOnDrop, applied, join_workers, warn_how_it_went, worker_failure,
-};
+use crate::role::{Crew, Interrupted, applied, warn_how_it_went, worker_failure};
 use crate::stop::Flag;
 use crate::sys::affinity;
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
@@ -44,16 +42,15 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Rep
     let (fitted, datagrams_per_send) = fit_datagrams(cfg, &targets, notes)?;
     let cfg = fitted.as_ref().unwrap_or(cfg);
     let (sessions, negotiated) = handshakes(cfg, &targets, interrupt, notes).await?;
-    let crew = Crew::spawn(cfg, &targets, payload, datagrams_per_send)?;
-    connect_all(&crew, cfg, interrupt, notes).await?;
+    let launched = launch(cfg, &targets, payload, datagrams_per_send)?;
+    connect_all(&launched, cfg, interrupt, notes).await?;
     let started = start_test(sessions, &targets, cfg, interrupt, notes).await?;
-    let (window, plan, mut mon) = measure(&crew, started, cfg, negotiated, interrupt, notes).await;
-    crew.stop.trigger();
+    let (window, plan, mut mon) =
+        measure(&launched, started, cfg, negotiated, interrupt, notes).await;
+    launched.crew.stop.trigger();
     finish(&mut mon, &window, &plan, negotiated, notes).await;
-    let Crew {
-        workers, handles, ..
-    } = crew;
-    join_workers(handles, &workers, Duration::from_secs(1)).await;
+    drop(mon);
+    let workers = launched.crew.join(Duration::from_secs(1)).await;
     Ok(report(cfg, &workers, negotiated, &window, notes))
 }
 
@@ -136,92 +133,77 @@ async fn handshakes(
     Ok((sessions, negotiated))
 }
 
-/// The pinned worker threads and what the control plane shares with them.
-struct Crew {
-    workers: Vec<Arc<Worker>>,
-    handles: Vec<std::thread::JoinHandle<()>>,
-    /// Lets the workers send (after the start sample, or before a warm-up).
+/// The sender's workers, the flag that lets them send (after the start sample, or before
+/// a warm-up), and when they began connecting.
+struct Launched {
+    crew: Crew,
     start: Flag,
-    /// Stops them; also on every way out of `run`.
-    stop: Flag,
-    _stop_on_drop: StopOnDrop,
     connect_deadline: Instant,
     began: Instant,
 }
 
-impl Crew {
-    /// Starts one pinned worker per sender thread; each opens its connections at once.
-    fn spawn(
-        cfg: &Config,
-        targets: &[SocketAddr],
-        payload: Arc<data::Payload>,
-        datagrams_per_send: usize,
-    ) -> Result<Self> {
-        let stop = Flag::new();
-        let mut crew = Self {
-            workers: Vec::new(),
-            handles: Vec::new(),
-            start: Flag::new(),
-            stop: stop.clone(),
-            _stop_on_drop: StopOnDrop(stop),
-            connect_deadline: Instant::now() + cfg.timeout,
-            began: Instant::now(),
+/// Starts one pinned worker per sender thread; each opens its connections at once.
+fn launch(
+    cfg: &Config,
+    targets: &[SocketAddr],
+    payload: Arc<data::Payload>,
+    datagrams_per_send: usize,
+) -> Result<Launched> {
+    let mut l = Launched {
+        crew: Crew::new(),
+        start: Flag::new(),
+        connect_deadline: Instant::now() + cfg.timeout,
+        began: Instant::now(),
+    };
+    let allowed = affinity::allowed_cpus();
+    let gate = Arc::new(ConnectGate::new(CONNECTS_IN_FLIGHT));
+    // -B is one budget for every worker; -thr one per worker.
+    let shared = cfg.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
+    for t in cfg.sender_threads() {
+        let plan = SendPlan {
+            target: targets[t.port_index],
+            conns: cfg.conns_per_thread as usize,
+            cpu: affinity::cpu_for(cfg.ports[t.port_index].cpu, t.index, &allowed),
+            size: cfg.send_size,
+            io: cfg.io_mode,
+            connect_deadline: l.connect_deadline,
+            opts: cfg.sockopts,
+            source: cfg.source_addr.map(|ip| (ip, cfg.source_device.clone())),
+            payload: payload.clone(),
+            gate: gate.clone(),
+            datagrams_per_send,
+            source_port: cfg
+                .source_port
+                .map(|f| f + (t.index * cfg.conns_per_thread as usize) as u16),
+            pacers: Pacers(
+                shared
+                    .iter()
+                    .cloned()
+                    .chain(cfg.thread_rate.map(|b| Arc::new(Pacer::bytes(b))))
+                    .collect(),
+            ),
         };
-        let allowed = affinity::allowed_cpus();
-        let gate = Arc::new(ConnectGate::new(CONNECTS_IN_FLIGHT));
-        // -B is one budget for every worker; -thr one per worker.
-        let shared = cfg.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
-        for t in cfg.sender_threads() {
-            let plan = SendPlan {
-                target: targets[t.port_index],
-                conns: cfg.conns_per_thread as usize,
-                cpu: affinity::cpu_for(cfg.ports[t.port_index].cpu, t.index, &allowed),
-                size: cfg.send_size,
-                io: cfg.io_mode,
-                connect_deadline: crew.connect_deadline,
-                opts: cfg.sockopts,
-                source: cfg.source_addr.map(|ip| (ip, cfg.source_device.clone())),
-                payload: payload.clone(),
-                gate: gate.clone(),
-                datagrams_per_send,
-                source_port: cfg
-                    .source_port
-                    .map(|f| f + (t.index * cfg.conns_per_thread as usize) as u16),
-                pacers: Pacers(
-                    shared
-                        .iter()
-                        .cloned()
-                        .chain(cfg.thread_rate.map(|b| Arc::new(Pacer::bytes(b))))
-                        .collect(),
-                ),
-            };
-            crew.add(t.index, plan, cfg.protocol)?;
-        }
-        Ok(crew)
-    }
-
-    fn add(&mut self, index: usize, plan: SendPlan, protocol: Protocol) -> Result<()> {
-        let w = Arc::new(Worker::default());
-        self.workers.push(w.clone());
-        let (start, stop) = (self.start.clone(), self.stop.clone());
-        let body = match protocol {
+        let (index, start) = (t.index, l.start.clone());
+        let body = match cfg.protocol {
             Protocol::Tcp => data::send_worker,
             Protocol::Udp => udp::send_worker,
         };
-        self.handles.push(
-            std::thread::Builder::new()
-                .name(format!("send-{index}"))
-                .spawn(move || body(index, plan, w, start, stop))
-                .context("create sender worker thread")?,
-        );
-        Ok(())
+        l.crew.add(format!("send-{index}"), move |w, stop| {
+            body(index, plan, w, start, stop)
+        })?;
     }
+    Ok(l)
 }
 
 /// Waits until every data connection is up (bounded by --timeout) and says so.
-async fn connect_all(crew: &Crew, cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<()> {
+async fn connect_all(
+    crew: &Launched,
+    cfg: &Config,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Result<()> {
     let total = cfg.sender_connections();
-    wait_connected(&crew.workers, total, crew.connect_deadline, interrupt).await?;
+    wait_connected(&crew.crew.workers, total, crew.connect_deadline, interrupt).await?;
     notes(Note::Info(format!(
         "{total} connections created in {} microseconds",
         crew.began.elapsed().as_micros()
@@ -243,11 +225,21 @@ async fn start_test(
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Result<Started> {
-    for conn in &mut sessions {
-        request_start(conn, cfg, interrupt, notes).await?;
-    }
-    if cfg.windows_sync {
-        exchange_tokens(targets, cfg, interrupt).await?;
+    // The receivers' clocks start as they answer: this thread must wake for the answer
+    // at once, however busy the CPUs are (the timeline drops the priority again).
+    affinity::prompt_wakeups(true);
+    let asked = async {
+        for conn in &mut sessions {
+            request_start(conn, cfg, interrupt, notes).await?;
+        }
+        if cfg.windows_sync {
+            exchange_tokens(targets, cfg, interrupt).await?;
+        }
+        Ok::<(), anyhow::Error>(())
+    };
+    if let Err(e) = asked.await {
+        affinity::prompt_wakeups(false);
+        return Err(e);
     }
     notes(Note::Started);
     let (tx, rx) = mpsc::channel(8);
@@ -272,7 +264,7 @@ struct Started {
 
 /// Runs the timeline: the workers are let go after the start sample.
 async fn measure<'a>(
-    crew: &'a Crew,
+    launched: &'a Launched,
     started: Started,
     cfg: &Config,
     negotiated: u32,
@@ -283,9 +275,9 @@ async fn measure<'a>(
         incoming: started.incoming,
         writers: started.writers,
         interrupt: interrupt.clone(),
-        workers: &crew.workers,
+        workers: &launched.crew.workers,
         tick: tokio::time::interval(Duration::from_millis(100)),
-        silence: Silence::new(&crew.workers, cfg.timeout),
+        silence: Silence::new(&launched.crew.workers, cfg.timeout),
     };
     let plan = Plan {
         interval: cfg.interval,
@@ -295,8 +287,8 @@ async fn measure<'a>(
     let window = timeline::run(
         timeline::Start::At(started.t0),
         plan,
-        &crew.workers,
-        Some(&crew.start),
+        &launched.crew.workers,
+        Some(&launched.start),
         &mut mon,
         &progress,
     )
