@@ -13,18 +13,8 @@ pub mod xml;
 
 #[cfg(test)]
 mod tests {
-    use crate::report::{Report, Side, fixture};
+    use crate::report::fixture::cut_short;
     use crate::timeline::End;
-
-    fn cut_short(end: End, planned_s: Option<f64>) -> Report {
-        Report {
-            side: Side::Receiver,
-            end,
-            planned_s,
-            realtime_s: 2.0,
-            ..fixture::seed_report()
-        }
-    }
 
     #[test]
     fn a_short_window_says_who_ended_it_in_every_format() {

@@ -563,21 +563,23 @@ pub(crate) mod fixture {
             peers: Vec::new(),
         }
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cut_short(end: End, planned_s: Option<f64>) -> Report {
+    /// A receiver's 2 s report of a test that ended as `end`, planned to last `planned_s`.
+    pub(crate) fn cut_short(end: End, planned_s: Option<f64>) -> Report {
         Report {
             side: Side::Receiver,
             end,
             planned_s,
             realtime_s: 2.0,
-            ..fixture::seed_report()
+            ..seed_report()
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::cut_short;
+    use super::*;
 
     #[test]
     fn a_completed_or_continuous_test_did_not_end_early() {
