@@ -361,7 +361,11 @@ async fn wait_for_senders(
         sync.gate.set_running(true);
         // As upstream, the clock starts before the 'R' replies go out; each sender gets
         // exactly one (ntttcp-for-linux sends the last client two). The window's first
-        // edge is sampled now too, before any sender can send a byte.
+        // edge is sampled now too, before any sender can send a byte. From here to the
+        // window's last edge this thread keeps a real-time priority where allowed, so
+        // that the answers leave right after the sample however busy the CPUs are (a
+        // late answer would start the senders' windows late; the timeline drops it).
+        affinity::prompt_wakeups(true);
         let t0 = timeline::Edge::take(sync.workers);
         let mut started = Vec::with_capacity(waiting.len());
         for mut c in waiting.drain(..) {
@@ -371,6 +375,7 @@ async fn wait_for_senders(
             }
         }
         if started.is_empty() {
+            affinity::prompt_wakeups(false);
             sync.gate.set_running(false);
             sessions::set(state, req.previous);
             continue; // the sender vanished between asking and our answer
