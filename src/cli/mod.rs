@@ -458,160 +458,25 @@ fn to_config(
     cpus: &[usize],
 ) -> Result<Config, UsageError> {
     let dialect = normalized.dialect;
-    let err = |m: String| Err(UsageError(m));
-    let (role, role_host) = match (&cli.receiver, &cli.sender, cli.loopback) {
-        (_, _, true) => (Role::Loopback, None),
-        (_, Some(addr), _) => (Role::Sender, addr.clone()),
-        (Some(addr), None, _) => (Role::Receiver, addr.clone()),
-        (None, None, _) => (Role::Receiver, None),
-    };
-    let role_host = role_host.map(|h| strip_brackets(&h).to_string());
+    let (role, role_host) = role_of(&cli);
     if dialect == Dialect::Windows && cli.mapping.is_empty() {
-        return err("flag -m <mapping> is required in the Windows dialect".into());
+        return Err(UsageError(
+            "flag -m <mapping> is required in the Windows dialect".into(),
+        ));
     }
-    for m in &cli.mapping {
-        if let CpuSpec::Cpu(c) = m.cpu
-            && !cpus.contains(&c)
-        {
-            return err(format!(
-                "invalid value '{},{},{}' for '-m': CPU {c} is not available (this process \
-                 may use CPUs {})",
-                m.threads,
-                m.cpu,
-                m.host.as_deref().unwrap_or(""),
-                cpu_list(cpus)
-            ));
-        }
-    }
-
-    // Ports: -m lists them; -P (Linux) sets the count, the later of the two wins as in
-    // ntttcp-for-linux. A mapping sets one sender thread per port unless -n is given.
-    let mut ports: Vec<PortPlan> = cli
-        .mapping
-        .iter()
-        .flat_map(|m| {
-            let host = m.host.clone().or_else(|| role_host.clone());
-            (0..m.threads).map(move |_| PortPlan {
-                host: host.clone(),
-                cpu: m.cpu,
-            })
-        })
-        .collect();
-    let p_after_m = match (matches.index_of("ports"), matches.index_of("mapping")) {
-        (Some(_), None) => true,
-        (Some(p), Some(m)) => p > m,
-        _ => false,
-    };
-    if let Some(p) = cli.ports.filter(|_| p_after_m) {
-        if cli.mapping.len() > 1 {
-            return err(format!(
-                "-P {p} cannot resize {} mappings; give each mapping its thread count",
-                cli.mapping.len()
-            ));
-        }
-        let template = ports.first().cloned().unwrap_or(PortPlan {
-            host: role_host.clone(),
-            cpu: CpuSpec::Any,
-        });
-        ports = vec![template; p as usize];
-    }
-    if ports.is_empty() {
-        ports = vec![
-            PortPlan {
-                host: role_host.clone(),
-                cpu: CpuSpec::Any,
-            };
-            config::DEFAULT_PORTS as usize
-        ];
-    }
+    check_mapping_cpus(&cli, cpus)?;
+    let mut ports = port_plans(&cli, matches, &role_host)?;
     let threads_per_port = match (cli.threads, cli.mapping.is_empty()) {
         (Some(n), _) => n,
         (None, false) => 1,
         (None, true) => config::DEFAULT_THREADS_PER_PORT,
     };
-
     let base_port = cli.port.unwrap_or(config::DEFAULT_PORT);
     let sync = !cli.no_sync;
-    if sync && dialect == Dialect::Linux && base_port < 2 {
-        return err(format!(
-            "invalid value '{base_port}' for '-p': the sync port is one below it, so the \
-             base port must be at least 2 (or use -N)"
-        ));
-    }
     let windows_sync = sync && dialect == Dialect::Windows;
-    if cli.sync_ports && !windows_sync {
-        return err(
-            "-sp (port hand-out) is part of Windows NTttcp's sync: use it on a \
-                    Windows-dialect line without -ns"
-                .into(),
-        );
-    }
-    if windows_sync && ports.len() >= 1000 {
-        return err(format!(
-            "{} threads: Windows sync uses data port + 1000 per thread, so fewer than 1000 \
-             threads (or -ns)",
-            ports.len()
-        ));
-    }
-    let handout = usize::from(cli.sync_ports);
-    let token_offset = if windows_sync { 1000 } else { 0 };
-    let last = base_port as usize + ports.len() - 1 + handout + token_offset;
-    if base_port == 0 || last > u16::MAX as usize {
-        return err(format!(
-            "invalid value '{base_port}' for '-p': {} ports from {base_port} end at {last}, \
-             above 65535",
-            ports.len()
-        ));
-    }
-
-    let only = |flag: &str, what: &str, on: Role| {
-        Err(UsageError(
-            format!("{flag} ({what}) is only for the {on:?} role").to_lowercase(),
-        ))
-    };
-    match role {
-        Role::Sender if cli.multi_client => return only("-M", "multi-client mode", Role::Receiver),
-        Role::Sender if cli.hold => return only("-H", "hold mode", Role::Receiver),
-        Role::Receiver if cli.last_client => return only("-L", "last client", Role::Sender),
-        Role::Loopback if cli.multi_client || cli.last_client || cli.hold || cli.daemon => {
-            return err(
-                "--loopback runs one test in the foreground: drop -M, -L, -H and -D".into(),
-            );
-        }
-        _ => {}
-    }
-    if !sync && (cli.multi_client || cli.last_client) {
-        return err("multi-client tests (-M, -L) need the sync handshake: drop -N".into());
-    }
-    if role == Role::Receiver && (cli.source_address.is_some() || cli.source_port.is_some()) {
-        return err("source address and ports (-a, -nic, -f) apply to the sender".into());
-    }
-    if let Some(ip) = cli.source_address
-        && !crate::sys::net::is_local_address(ip)
-    {
-        return err(format!(
-            "invalid value '{ip}' for '-a': it is not an address of this host"
-        ));
-    }
-    if let Some(f) = cli.source_port {
-        let conns = ports.len() * threads_per_port as usize * cli.connections.unwrap_or(1) as usize;
-        let last = usize::from(f) + conns - 1;
-        if f <= 1024 || last > usize::from(u16::MAX) {
-            return err(format!(
-                "invalid value '{f}' for '-f': {conns} pinned source ports from {f} must lie \
-                 within 1025-65535 (they would end at {last})"
-            ));
-        }
-    }
-    if role == Role::Receiver
-        && (cli.bandwidth.is_some() || cli.thread_throttle.is_some() || cli.fq_rate_limit.is_some())
-    {
-        return err(
-            "rate limits (-B, --fq-rate-limit, -thr) apply to the sender: drop them on the \
-             receiver"
-                .into(),
-        );
-    }
+    check_port_range(&cli, base_port, ports.len(), dialect)?;
+    check_role_flags(&cli, role, sync)?;
+    check_source(&cli, role, ports.len() * threads_per_port as usize)?;
     let protocol = if cli.udp {
         Protocol::Udp
     } else {
@@ -619,14 +484,9 @@ fn to_config(
     };
     check_transport(&cli, role, protocol)?;
     check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
-    let timeout = match (cli.timeout, cli.timeout_ms) {
-        (Some(s), _) => Duration::from_secs(s.into()),
-        (None, Some(0)) => Duration::from_secs(3600),
-        (None, Some(ms)) => Duration::from_millis(ms.max(100)),
-        (None, None) => config::DEFAULT_TIMEOUT,
-    };
-    let pid_file = match cli.pid_file {
-        Some(p) => Some(std::path::absolute(&p).map_err(|e| {
+    let timeout = timeout_of(&cli);
+    let pid_file = match &cli.pid_file {
+        Some(p) => Some(std::path::absolute(p).map_err(|e| {
             UsageError(format!(
                 "invalid value '{}' for '--pid-file': {e}",
                 p.display()
@@ -634,15 +494,13 @@ fn to_config(
         })?),
         None => None,
     };
-
     if let Some(nic) = &cli.show_nic_packets
         && !std::path::Path::new("/sys/class/net").join(nic).exists()
     {
-        return err(format!(
+        return Err(UsageError(format!(
             "invalid value '{nic}' for '--show-nic-packets': no such network interface"
-        ));
+        )));
     }
-
     check_hosts(role, &mut ports, cli.ipv6)?;
     let sender_conns =
         ports.len() * threads_per_port as usize * cli.connections.unwrap_or(1) as usize;
@@ -705,6 +563,194 @@ fn to_config(
         show_interrupts: cli.show_dev_interrupts,
         interval: None,
     })
+}
+
+/// The role and the host named with it (`-r HOST`, `-s HOST`).
+fn role_of(cli: &Cli) -> (Role, Option<String>) {
+    let (role, host) = match (&cli.receiver, &cli.sender, cli.loopback) {
+        (_, _, true) => (Role::Loopback, None),
+        (_, Some(addr), _) => (Role::Sender, addr.clone()),
+        (Some(addr), None, _) => (Role::Receiver, addr.clone()),
+        (None, None, _) => (Role::Receiver, None),
+    };
+    (role, host.map(|h| strip_brackets(&h).to_string()))
+}
+
+/// A mapping's CPU must be one this process may run on.
+fn check_mapping_cpus(cli: &Cli, cpus: &[usize]) -> Result<(), UsageError> {
+    for m in &cli.mapping {
+        if let CpuSpec::Cpu(c) = m.cpu
+            && !cpus.contains(&c)
+        {
+            return Err(UsageError(format!(
+                "invalid value '{},{},{}' for '-m': CPU {c} is not available (this process \
+                 may use CPUs {})",
+                m.threads,
+                m.cpu,
+                m.host.as_deref().unwrap_or(""),
+                cpu_list(cpus)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The data ports: -m lists them; -P (Linux) sets the count, the later of the two wins as
+/// in ntttcp-for-linux. A mapping sets one sender thread per port unless -n is given.
+fn port_plans(
+    cli: &Cli,
+    matches: &ArgMatches,
+    role_host: &Option<String>,
+) -> Result<Vec<PortPlan>, UsageError> {
+    let mut ports: Vec<PortPlan> = cli
+        .mapping
+        .iter()
+        .flat_map(|m| {
+            let host = m.host.clone().or_else(|| role_host.clone());
+            (0..m.threads).map(move |_| PortPlan {
+                host: host.clone(),
+                cpu: m.cpu,
+            })
+        })
+        .collect();
+    let p_after_m = match (matches.index_of("ports"), matches.index_of("mapping")) {
+        (Some(_), None) => true,
+        (Some(p), Some(m)) => p > m,
+        _ => false,
+    };
+    if let Some(p) = cli.ports.filter(|_| p_after_m) {
+        if cli.mapping.len() > 1 {
+            return Err(UsageError(format!(
+                "-P {p} cannot resize {} mappings; give each mapping its thread count",
+                cli.mapping.len()
+            )));
+        }
+        let template = ports.first().cloned().unwrap_or(PortPlan {
+            host: role_host.clone(),
+            cpu: CpuSpec::Any,
+        });
+        ports = vec![template; p as usize];
+    }
+    if ports.is_empty() {
+        ports = vec![
+            PortPlan {
+                host: role_host.clone(),
+                cpu: CpuSpec::Any,
+            };
+            config::DEFAULT_PORTS as usize
+        ];
+    }
+    Ok(ports)
+}
+
+/// The sync port sits below the base port, Windows tokens 1000 above each data port, the
+/// -sp hand-out port after them: all of it must fit in 1-65535.
+fn check_port_range(
+    cli: &Cli,
+    base_port: u16,
+    ports: usize,
+    dialect: Dialect,
+) -> Result<(), UsageError> {
+    let err = |m: String| Err(UsageError(m));
+    let sync = !cli.no_sync;
+    if sync && dialect == Dialect::Linux && base_port < 2 {
+        return err(format!(
+            "invalid value '{base_port}' for '-p': the sync port is one below it, so the \
+             base port must be at least 2 (or use -N)"
+        ));
+    }
+    let windows_sync = sync && dialect == Dialect::Windows;
+    if cli.sync_ports && !windows_sync {
+        return err(
+            "-sp (port hand-out) is part of Windows NTttcp's sync: use it on a \
+                    Windows-dialect line without -ns"
+                .into(),
+        );
+    }
+    if windows_sync && ports >= 1000 {
+        return err(format!(
+            "{ports} threads: Windows sync uses data port + 1000 per thread, so fewer than \
+             1000 threads (or -ns)"
+        ));
+    }
+    let handout = usize::from(cli.sync_ports);
+    let token_offset = if windows_sync { 1000 } else { 0 };
+    let last = base_port as usize + ports - 1 + handout + token_offset;
+    if base_port == 0 || last > u16::MAX as usize {
+        return err(format!(
+            "invalid value '{base_port}' for '-p': {ports} ports from {base_port} end at \
+             {last}, above 65535"
+        ));
+    }
+    Ok(())
+}
+
+/// Flags that belong to one role, or to the sync handshake.
+fn check_role_flags(cli: &Cli, role: Role, sync: bool) -> Result<(), UsageError> {
+    let err = |m: &str| Err(UsageError(m.into()));
+    let only = |flag: &str, what: &str, on: Role| {
+        Err(UsageError(
+            format!("{flag} ({what}) is only for the {on:?} role").to_lowercase(),
+        ))
+    };
+    match role {
+        Role::Sender if cli.multi_client => return only("-M", "multi-client mode", Role::Receiver),
+        Role::Sender if cli.hold => return only("-H", "hold mode", Role::Receiver),
+        Role::Receiver if cli.last_client => return only("-L", "last client", Role::Sender),
+        Role::Loopback if cli.multi_client || cli.last_client || cli.hold || cli.daemon => {
+            return err("--loopback runs one test in the foreground: drop -M, -L, -H and -D");
+        }
+        _ => {}
+    }
+    if !sync && (cli.multi_client || cli.last_client) {
+        return err("multi-client tests (-M, -L) need the sync handshake: drop -N");
+    }
+    if role == Role::Receiver
+        && (cli.bandwidth.is_some() || cli.thread_throttle.is_some() || cli.fq_rate_limit.is_some())
+    {
+        return err(
+            "rate limits (-B, --fq-rate-limit, -thr) apply to the sender: drop them on the \
+             receiver",
+        );
+    }
+    Ok(())
+}
+
+/// -a must be an address of this host; -f's pinned ports must fit, one per connection
+/// (`threads` sender threads in all).
+fn check_source(cli: &Cli, role: Role, threads: usize) -> Result<(), UsageError> {
+    let err = |m: String| Err(UsageError(m));
+    if role == Role::Receiver && (cli.source_address.is_some() || cli.source_port.is_some()) {
+        return err("source address and ports (-a, -nic, -f) apply to the sender".into());
+    }
+    if let Some(ip) = cli.source_address
+        && !crate::sys::net::is_local_address(ip)
+    {
+        return err(format!(
+            "invalid value '{ip}' for '-a': it is not an address of this host"
+        ));
+    }
+    if let Some(f) = cli.source_port {
+        let conns = threads * cli.connections.unwrap_or(1) as usize;
+        let last = usize::from(f) + conns - 1;
+        if f <= 1024 || last > usize::from(u16::MAX) {
+            return err(format!(
+                "invalid value '{f}' for '-f': {conns} pinned source ports from {f} must lie \
+                 within 1025-65535 (they would end at {last})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// --timeout (seconds) or Windows -to (milliseconds; 0 = an hour, at least 100 ms).
+fn timeout_of(cli: &Cli) -> Duration {
+    match (cli.timeout, cli.timeout_ms) {
+        (Some(s), _) => Duration::from_secs(s.into()),
+        (None, Some(0)) => Duration::from_secs(3600),
+        (None, Some(ms)) => Duration::from_millis(ms.max(100)),
+        (None, None) => config::DEFAULT_TIMEOUT,
+    }
 }
 
 /// Rules of UDP and the zero-copy paths.
