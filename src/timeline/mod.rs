@@ -1,0 +1,288 @@
+//! The test timeline both roles run once traffic starts: warm-up, measurement,
+//! cool-down, each bounded by a timer and cut short by events (Ctrl+C, the peer ending
+//! early, a lost peer). It samples the worker counters and system counters at the edges
+//! of the measurement window and returns them: the window is the only thing counted.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::data::{Sample, Worker};
+use crate::sys::{Snapshot, affinity};
+
+mod edge;
+mod plan;
+mod watch;
+
+pub use edge::{Edge, Start, sample};
+pub use plan::{IntervalLoss, IntervalSample, Plan, Progress};
+pub use watch::{STALL_STEP, Silence, Stall};
+use watch::{StallWatch, total};
+
+/// Something that ends or shortens a phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Ctrl+C or SIGTERM.
+    Interrupted,
+    /// The peer said it ended early ('E').
+    PeerEnded,
+    /// The peer or a connection was lost.
+    Fault(String),
+}
+
+/// How the measurement ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
+pub enum End {
+    /// The timer ran out.
+    Completed,
+    /// The user interrupted the test.
+    Interrupted,
+    /// The peer ended the test early and said so.
+    PeerEnded,
+    /// The peer or a connection was lost; the reason.
+    Fault(String),
+}
+
+impl From<Event> for End {
+    fn from(e: Event) -> Self {
+        match e {
+            Event::Interrupted => Self::Interrupted,
+            Event::PeerEnded => Self::PeerEnded,
+            Event::Fault(r) => Self::Fault(r),
+        }
+    }
+}
+
+/// Which phase an event arrived in (a lost peer during cool-down is not a fault).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Before counting.
+    Warmup,
+    /// Counting.
+    Measure,
+    /// After counting.
+    Cooldown,
+}
+
+/// Where events come from; `next` must be cancel-safe (it is raced against timers).
+pub trait Monitor {
+    /// The next event.
+    fn next(&mut self, phase: Phase) -> impl Future<Output = Event>;
+}
+
+/// What was measured.
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// Length of the measurement window in seconds (0 if it never started).
+    pub seconds: f64,
+    /// The length it was planned to have; None in continuous mode.
+    pub planned: Option<f64>,
+    /// The longest span of it in which no byte moved.
+    pub stall: Stall,
+    /// Per-worker counters at the start of the window.
+    pub start: Vec<Sample>,
+    /// Same, at the end.
+    pub end: Vec<Sample>,
+    /// System counters at the start of the window.
+    pub sys_start: Snapshot,
+    /// System counters at the end of the window.
+    pub sys_end: Snapshot,
+    /// How the measurement ended.
+    pub ended: End,
+}
+
+/// How close to its planned end a measurement may lose the peer and still count as
+/// completed.
+pub const END_GRACE: Duration = Duration::from_millis(500);
+
+/// Runs the phases from `t0` (the moment traffic was released), telling `progress` about
+/// phase changes and, with `plan.interval`, about each interval of the measurement.
+pub async fn run<M: Monitor>(
+    clock: Start,
+    plan: Plan,
+    workers: &[Arc<Worker>],
+    release: Option<&crate::stop::Flag>,
+    mon: &mut M,
+    progress: &dyn Fn(Progress),
+) -> Window {
+    // `release` lets the workers go (a sender's): before the warm-up, or, without one,
+    // right after the start sample, so no byte delivered before it escapes the count.
+    // Among busy workers a thread waits its turn to wake, by hundreds of milliseconds with
+    // a thousand of them: until the window's last edge, this one has a real-time priority
+    // where the system allows it, so that each edge is sampled when it is due. It only
+    // sleeps, takes samples and answers its peers meanwhile.
+    affinity::prompt_wakeups(true);
+    let mut normal_priority = Some(Defer(|| {
+        affinity::prompt_wakeups(false);
+    }));
+    let go = || release.map(crate::stop::Flag::trigger);
+    let t0 = clock.instant();
+    if !plan.warmup.is_zero() {
+        go();
+    }
+    if let Some(ev) = wait_until(Some(t0 + plan.warmup), mon, Phase::Warmup).await {
+        let now = sample(workers);
+        let sys = Snapshot::now();
+        return Window {
+            seconds: 0.0,
+            planned: plan.measure.map(|d| d.as_secs_f64()),
+            stall: Stall::default(),
+            start: now.clone(),
+            end: now,
+            sys_start: sys.clone(),
+            sys_end: sys,
+            ended: ev.into(),
+        };
+    }
+    if !plan.warmup.is_zero() {
+        progress(Progress::WarmupDone);
+    }
+    let opening = match clock {
+        Start::Sampled(edge) if plan.warmup.is_zero() => *edge,
+        _ => Edge::take(workers),
+    };
+    let (start, sys_start, m0) = (opening.samples, opening.sys, opening.at);
+    if plan.warmup.is_zero() {
+        go();
+    }
+    let end_at = plan.measure.map(|d| m0 + d);
+    let (ev, stall) = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
+    let closing = Edge::take(workers);
+    normal_priority.take();
+    // The two sides' clocks start one handshake apart, so a peer that finished its own
+    // cycle may close while our last moments are still being counted: that is the end
+    // of a good test, not a fault. "Last moments" by our window, or by the plan from t0
+    // when this side got to its start late (a starved process).
+    let near_end = plan.measure.is_some_and(|d| {
+        let now = Instant::now() + END_GRACE;
+        now >= m0 + d || now >= t0 + plan.warmup + d
+    });
+    // A peer that says it is done ('E') near our planned end has finished its own
+    // cycle: the test completed, and there is no cool-down left to wait for.
+    let (ev, peer_done) = match ev {
+        Some(Event::PeerEnded) if near_end => (None, true),
+        Some(Event::Fault(_)) if near_end => (None, false),
+        other => (other, false),
+    };
+    let seconds = closing.at.saturating_duration_since(m0).as_secs_f64();
+    progress(Progress::RunDone);
+    if ev.is_none()
+        && !peer_done
+        && let Some(cycle) = plan.cycle
+    {
+        if t0 + cycle > Instant::now() {
+            progress(Progress::CooldownStarted);
+        }
+        // Any event ends the cool-down; none of them changes what was measured.
+        let _ = wait_until(Some(t0 + cycle), mon, Phase::Cooldown).await;
+        progress(Progress::CycleDone);
+    }
+    Window {
+        seconds,
+        planned: plan.measure.map(|d| d.as_secs_f64()),
+        stall,
+        start,
+        end: closing.samples,
+        sys_start,
+        sys_end: closing.sys,
+        ended: ev.map_or(End::Completed, End::from),
+    }
+}
+
+/// Runs a closure when dropped.
+struct Defer<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for Defer<F> {
+    fn drop(&mut self) {
+        (self.0)();
+    }
+}
+
+/// The measurement phase: waits for its end or an event, looking for stalls every
+/// `STALL_STEP` and reporting every interval.
+async fn measure<M: Monitor>(
+    m0: Instant,
+    end_at: Option<Instant>,
+    plan: &Plan,
+    start: &[Sample],
+    workers: &[Arc<Worker>],
+    mon: &mut M,
+    progress: &dyn Fn(Progress),
+) -> (Option<Event>, Stall) {
+    let every = plan.interval.filter(|d| !d.is_zero());
+    let mut stalls = StallWatch::new(m0, total(workers));
+    let mut last = start.to_vec();
+    let mut last_t = 0.0;
+    let mut report_at = every.map(|e| m0 + e);
+    loop {
+        let step = Instant::now() + STALL_STEP;
+        let target = [Some(step), end_at, report_at]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(step);
+        let ev = wait_until(Some(target), mon, Phase::Measure).await;
+        stalls.look(Instant::now(), total(workers));
+        let done = ev.is_some() || end_at.is_some_and(|e| Instant::now() >= e);
+        let due = report_at.is_some_and(|r| Instant::now() >= r);
+        let t = m0.elapsed().as_secs_f64();
+        // The last, possibly shorter, interval ends with the measurement, however it ends.
+        if let Some(every) = every
+            && (due || done && t - last_t > 0.001)
+        {
+            let now = sample(workers);
+            progress(Progress::Interval(IntervalSample {
+                start_s: last_t,
+                end_s: t,
+                thread_bytes: now
+                    .iter()
+                    .zip(&last)
+                    .map(|(n, l)| n.bytes - l.bytes)
+                    .collect(),
+                planned_s: plan.measure.map(|d| d.as_secs_f64()),
+                udp_loss: IntervalLoss::between(&last, &now),
+            }));
+            (last, last_t) = (now, t);
+            report_at = report_at.map(|r| r + every);
+        }
+        if done {
+            return (ev, stalls.longest);
+        }
+    }
+}
+
+/// Waits until `deadline` (None = forever); returns the event that came first, if any.
+async fn wait_until<M: Monitor>(
+    deadline: Option<Instant>,
+    mon: &mut M,
+    phase: Phase,
+) -> Option<Event> {
+    match deadline {
+        Some(d) => {
+            let early = d.checked_sub(TIMER_SLACK).unwrap_or(d);
+            tokio::select! {
+                _ = tokio::time::sleep_until(early.into()) => {
+                    // The runtime's timer wakes on a millisecond tick: the last stretch
+                    // is slept by the thread itself, so that what follows (an edge's
+                    // sample) happens at the deadline.
+                    std::thread::sleep(d.saturating_duration_since(Instant::now()));
+                    None
+                }
+                ev = mon.next(phase) => Some(ev),
+            }
+        }
+        None => Some(mon.next(phase).await),
+    }
+}
+
+/// How long before a deadline the runtime's timer hands over to a precise sleep: more
+/// than the timer's tick.
+const TIMER_SLACK: Duration = Duration::from_millis(2);
+
+#[cfg(test)]
+mod progress_tests;
+#[cfg(test)]
+mod tests;

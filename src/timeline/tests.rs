@@ -1,0 +1,150 @@
+//! The timeline's phases, events and edges, scripted.
+
+use super::*;
+use crate::config::Timeline;
+
+/// Delivers scripted events at fixed offsets from its creation.
+struct Script {
+    t0: Instant,
+    events: Vec<(u64, Event)>,
+}
+
+impl Monitor for Script {
+    async fn next(&mut self, _phase: Phase) -> Event {
+        match self.events.first().cloned() {
+            Some((ms, ev)) => {
+                tokio::time::sleep_until((self.t0 + Duration::from_millis(ms)).into()).await;
+                // Only reached when not cancelled: the event is consumed exactly once.
+                self.events.remove(0);
+                ev
+            }
+            None => std::future::pending().await,
+        }
+    }
+}
+
+fn plan(warmup: u64, measure: Option<u64>, cycle: Option<u64>) -> Plan {
+    Plan {
+        warmup: Duration::from_millis(warmup),
+        measure: measure.map(Duration::from_millis),
+        cycle: cycle.map(Duration::from_millis),
+        interval: None,
+    }
+}
+
+fn run_script(p: Plan, events: Vec<(u64, Event)>) -> (Window, Duration) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let t0 = Instant::now();
+        let mut s = Script { t0, events };
+        let w = run(Start::At(t0), p, &[], None, &mut s, &|_| {}).await;
+        (w, t0.elapsed())
+    })
+}
+
+#[test]
+fn plans_within_a_negotiated_cycle() {
+    let tl = Timeline {
+        warmup: 1,
+        duration: 10,
+        cooldown: 2,
+    };
+    let s = Duration::from_secs;
+    let p = Plan::within(tl, 13, false);
+    assert_eq!(
+        (p.warmup, p.measure, p.cycle),
+        (s(1), Some(s(10)), Some(s(13)))
+    );
+    assert_eq!(Plan::within(tl, 60, true).measure, Some(s(10)));
+    // A stock multi-client receiver may impose a shorter cycle.
+    assert_eq!(Plan::within(tl, 8, false).measure, Some(s(7)));
+    assert_eq!(Plan::within(tl, 8, true).measure, Some(s(5)));
+    let c = Plan::within(tl, 0, true);
+    assert_eq!((c.measure, c.cycle), (None, None));
+}
+
+#[test]
+fn phases_run_to_their_timers() {
+    let (w, took) = run_script(plan(50, Some(200), Some(400)), vec![]);
+    assert_eq!(w.ended, End::Completed);
+    assert!((0.19..0.35).contains(&w.seconds), "{}", w.seconds);
+    assert!(
+        took >= Duration::from_millis(400),
+        "cool-down waited: {took:?}"
+    );
+}
+
+#[test]
+fn a_late_starter_whose_peer_ends_on_plan_completes() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let w = rt.block_on(async {
+        // The clock started 1 s ago (a starved process got here late); the peer
+        // closes when the planned 2 s are over, 1 s into our own window.
+        let now = Instant::now();
+        let mut s = Script {
+            t0: now,
+            events: vec![(1000, Event::Fault("closed".into()))],
+        };
+        let t0 = now - Duration::from_secs(1);
+        run(
+            Start::At(t0),
+            plan(0, Some(2000), None),
+            &[],
+            None,
+            &mut s,
+            &|_| {},
+        )
+        .await
+    });
+    assert_eq!(w.ended, End::Completed);
+    assert!((0.9..1.5).contains(&w.seconds), "{}", w.seconds);
+}
+
+#[test]
+fn interrupt_in_warmup_measures_nothing() {
+    let (w, took) = run_script(plan(2000, Some(1000), None), vec![(30, Event::Interrupted)]);
+    assert_eq!((w.ended, w.seconds), (End::Interrupted, 0.0));
+    assert!(took < Duration::from_millis(1000));
+}
+
+#[test]
+fn fault_mid_measurement_keeps_the_time_measured() {
+    let (w, _) = run_script(
+        plan(0, Some(5000), Some(6000)),
+        vec![(300, Event::Fault("gone".into()))],
+    );
+    assert_eq!(w.ended, End::Fault("gone".into()));
+    assert!((0.25..1.0).contains(&w.seconds), "{}", w.seconds);
+}
+
+#[test]
+fn peer_closing_in_the_last_moments_is_a_normal_end() {
+    let (w, _) = run_script(
+        plan(0, Some(700), None),
+        vec![(400, Event::Fault("closed".into()))],
+    );
+    assert_eq!(w.ended, End::Completed);
+}
+
+#[test]
+fn any_event_ends_the_cooldown_without_changing_the_result() {
+    let (w, took) = run_script(
+        plan(0, Some(100), Some(5000)),
+        vec![(300, Event::Fault("closed".into()))],
+    );
+    assert_eq!(w.ended, End::Completed);
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+#[test]
+fn continuous_mode_runs_until_an_event() {
+    let (w, _) = run_script(plan(0, None, None), vec![(250, Event::Interrupted)]);
+    assert_eq!(w.ended, End::Interrupted);
+    assert!((0.2..1.0).contains(&w.seconds), "{}", w.seconds);
+}

@@ -1,0 +1,95 @@
+//! Watching the bytes move: the longest span with none (a stall, reported) and a side
+//! where none move for longer than --timeout (a fault).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::data::Worker;
+
+/// Watches for a side where no data moves at all: a link gone down or a peer that stopped
+/// without closing. `check` is called on the monitor's tick.
+#[derive(Debug)]
+pub struct Silence {
+    last: u64,
+    since: Instant,
+    limit: Duration,
+}
+
+impl Silence {
+    /// Starts watching `workers` for `limit` of silence.
+    pub fn new(workers: &[Arc<Worker>], limit: Duration) -> Self {
+        Self {
+            last: total(workers),
+            since: Instant::now(),
+            limit,
+        }
+    }
+
+    /// How long nothing has moved, once that reaches the limit.
+    pub fn check(&mut self, workers: &[Arc<Worker>]) -> Option<Duration> {
+        let now = total(workers);
+        if now != self.last {
+            self.last = now;
+            self.since = Instant::now();
+            return None;
+        }
+        let quiet = self.since.elapsed();
+        (quiet >= self.limit).then_some(quiet)
+    }
+}
+
+pub(super) fn total(workers: &[Arc<Worker>]) -> u64 {
+    workers.iter().map(|w| w.counters.sample().0).sum()
+}
+
+/// How often the measurement looks for bytes moving (the resolution of stalls).
+pub const STALL_STEP: Duration = Duration::from_millis(100);
+
+/// The longest span of the measurement in which no byte moved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Stall {
+    /// Its length, seconds (0 when bytes moved at every look).
+    pub seconds: f64,
+    /// When it began, seconds into the measurement.
+    pub from_s: f64,
+}
+
+/// Follows the workers' byte total and keeps the longest span in which it did not move.
+pub(super) struct StallWatch {
+    m0: Instant,
+    last_total: u64,
+    /// When the total last moved (or the measurement began).
+    moved_at: Instant,
+    pub(super) longest: Stall,
+}
+
+impl StallWatch {
+    pub(super) fn new(m0: Instant, total: u64) -> Self {
+        Self {
+            m0,
+            last_total: total,
+            moved_at: m0,
+            longest: Stall::default(),
+        }
+    }
+
+    /// Looks at the total at `now`; a stopped process's own pause shows as a span too.
+    pub(super) fn look(&mut self, now: Instant, total: u64) {
+        let quiet = now.saturating_duration_since(self.moved_at).as_secs_f64();
+        if quiet > self.longest.seconds && total == self.last_total {
+            self.longest = Stall {
+                seconds: quiet,
+                from_s: self
+                    .moved_at
+                    .saturating_duration_since(self.m0)
+                    .as_secs_f64(),
+            };
+        }
+        if total != self.last_total {
+            self.last_total = total;
+            self.moved_at = now;
+        }
+    }
+}
