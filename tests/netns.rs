@@ -230,6 +230,9 @@ fn fault_mid_test(tag: &str, net: u8, port: u16, fault: impl FnOnce(&TwoHosts)) 
     };
     let m = format!("-m 1,*,{} -p {port} -t 10 --timeout 2", h.ip_b);
     let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
+    // The sender gives up connecting after --timeout (2 s): it starts once the receiver
+    // listens.
+    crate::util::wait_listening_in(&h.b, port - 1, Duration::from_secs(20));
     let s = spawn_in(&h.a, "sender", &format!("-s {m} --interval 1"));
     // Two seconds measured: what each side prints must cover them.
     s.wait_for_stdout("-    2.000 s", Duration::from_secs(20));

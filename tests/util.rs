@@ -174,8 +174,9 @@ impl Proc {
             }
             assert!(
                 start.elapsed() < limit,
-                "{} did not print {needle:?} {n} time(s) within {limit:?}",
-                self.label
+                "{} did not print {needle:?} {n} time(s) within {limit:?}; its stderr:\n{}",
+                self.label,
+                String::from_utf8_lossy(&self.seen_err.lock().unwrap())
             );
             std::thread::sleep(Duration::from_millis(10));
         }
