@@ -86,6 +86,16 @@ impl Drop for Crew {
     }
 }
 
+/// Says so when the handshake settled on another cycle than this side's own `-t`.
+pub(crate) fn warn_negotiated(negotiated: u32, duration: u32, notes: Notes<'_>) {
+    if negotiated != duration {
+        notes(Note::Warn(match negotiated {
+            0 => "test is negotiated to run in continuous mode".into(),
+            n => format!("Test cycle time negotiated is: {n} seconds"),
+        }));
+    }
+}
+
 /// The first failure any worker recorded.
 pub(crate) fn worker_failure(workers: &[Arc<Worker>]) -> Option<String> {
     workers.iter().find_map(|w| w.failure())

@@ -27,7 +27,7 @@ use crate::data::udp;
 use crate::data::{self, Worker};
 use crate::report::{Note, Notes};
 use crate::report::{Report, Side};
-use crate::role::{Crew, Interrupted, applied, warn_how_it_went};
+use crate::role::{Crew, Interrupted, applied, warn_how_it_went, warn_negotiated};
 use crate::stop::Flag;
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
@@ -212,13 +212,13 @@ fn launch(
             data::Applied::read(&sock)
         });
         let flows = flows.clone();
-        crew.add(format!("recv-{j}"), move |w, stop| {
-            *w.applied.lock().unwrap_or_else(|p| p.into_inner()) = applied;
-            match l {
-                DataPort::Tcp(l, buf) => data::recv_worker(l, buf, plan, w, control, stop),
-                DataPort::Udp(s) => udp::recv_worker(s, plan, w, flows, stop),
-            }
+        crew.add(format!("recv-{j}"), move |w, stop| match l {
+            DataPort::Tcp(l, buf) => data::recv_worker(l, buf, plan, w, control, stop),
+            DataPort::Udp(s) => udp::recv_worker(s, plan, w, flows, stop),
         })?;
+        if let (Some(a), Some(w)) = (applied, crew.workers.last()) {
+            *w.applied.lock().unwrap_or_else(|p| p.into_inner()) = Some(a);
+        }
     }
     Ok(crew)
 }
@@ -380,12 +380,7 @@ async fn wait_for_senders(
             sessions::set(state, req.previous);
             continue; // the sender vanished between asking and our answer
         }
-        if req.negotiated != cfg.timeline.duration {
-            notes(Note::Warn(match req.negotiated {
-                0 => "test is negotiated to run in continuous mode".into(),
-                n => format!("Test cycle time negotiated is: {n} seconds"),
-            }));
-        }
+        warn_negotiated(req.negotiated, cfg.timeline.duration, notes);
         return Some((
             timeline::Start::Sampled(Box::new(t0)),
             req.negotiated,

@@ -21,7 +21,7 @@ use crate::data::{self, SendPlan, Worker};
 use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
 use crate::report::{Note, Notes};
 use crate::report::{Report, Side};
-use crate::role::{Crew, Interrupted, applied, warn_how_it_went, worker_failure};
+use crate::role::{Crew, Interrupted, applied, warn_how_it_went, warn_negotiated, worker_failure};
 use crate::stop::Flag;
 use crate::sys::affinity;
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
@@ -124,12 +124,7 @@ async fn handshakes(
             sessions.push(conn);
         }
     }
-    if negotiated != cfg.timeline.duration {
-        notes(Note::Warn(match negotiated {
-            0 => "test is negotiated to run in continuous mode".into(),
-            n => format!("Test cycle time negotiated is: {n} seconds"),
-        }));
-    }
+    warn_negotiated(negotiated, cfg.timeline.duration, notes);
     Ok((sessions, negotiated))
 }
 

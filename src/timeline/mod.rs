@@ -98,8 +98,8 @@ pub struct Window {
 /// completed.
 pub const END_GRACE: Duration = Duration::from_millis(500);
 
-/// Runs the phases from `t0` (the moment traffic was released), telling `progress` about
-/// phase changes and, with `plan.interval`, about each interval of the measurement.
+/// Runs the phases from where `clock` starts, telling `progress` about phase changes and,
+/// with `plan.interval`, about each interval of the measurement.
 pub async fn run<M: Monitor>(
     clock: Start,
     plan: Plan,
@@ -124,16 +124,15 @@ pub async fn run<M: Monitor>(
         go();
     }
     if let Some(ev) = wait_until(Some(t0 + plan.warmup), mon, Phase::Warmup).await {
-        let now = sample(workers);
-        let sys = Snapshot::now();
+        let now = Edge::take(workers);
         return Window {
             seconds: 0.0,
             planned: plan.measure.map(|d| d.as_secs_f64()),
             stall: Stall::default(),
-            start: now.clone(),
-            end: now,
-            sys_start: sys.clone(),
-            sys_end: sys,
+            start: now.samples.clone(),
+            end: now.samples,
+            sys_start: now.sys.clone(),
+            sys_end: now.sys,
             ended: ev.into(),
         };
     }
