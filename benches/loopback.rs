@@ -1,8 +1,11 @@
 //! Loopback throughput benchmark: ntttcp against iperf2 and iperf3 on 127.0.0.1, the same
 //! number of streams, interleaved, after waiting for an idle machine, repeated; medians
 //! and ratios printed. Run: `cargo bench --bench loopback -- [--seconds 5] [--reps 3]
-//! [--streams 1,2,4] [--zero-copy] [--udp]`. `--udp` compares UDP instead: receiver
-//! goodput of unlimited 1472-byte datagrams, ntttcp `-u` against iperf3 `-u -b 0`.
+//! [--streams 1,2,4] [--zero-copy] [--udp] [--baseline PATH]`. `--udp` compares UDP
+//! instead: receiver goodput of unlimited 1472-byte datagrams, ntttcp `-u` against iperf3
+//! `-u -b 0`. `--baseline PATH` adds another ntttcp binary (say, a release build of an
+//! earlier commit) run with the default flags, so a change is measured before and after in
+//! the same interleaved run.
 //!
 //! Every tool is measured the same way: throughput from the tool's receiver-side figure,
 //! CPU from /proc/stat over the client's lifetime (busy cycles of all CPUs per byte, the
@@ -44,6 +47,15 @@ fn main() {
     let mut tools: Vec<Tool> = NTTTCP[..2].iter().copied().map(Tool::Ntttcp).collect();
     if args.iter().any(|a| a == "--zero-copy") {
         tools.extend(NTTTCP[2..].iter().copied().map(Tool::Ntttcp));
+    }
+    // Leaked once: a `Tool` is `Copy` and names its binary for the whole run.
+    let baseline: Option<&'static str> = args
+        .iter()
+        .position(|a| a == "--baseline")
+        .and_then(|i| args.get(i + 1))
+        .map(|p| &*Box::leak(p.clone().into_boxed_str()));
+    if let Some(bin) = baseline {
+        tools.push(Tool::Baseline(bin));
     }
     let mut peers = vec![("iperf", Tool::Iperf2), ("iperf3", Tool::Iperf3(false))];
     if udp {
@@ -115,8 +127,8 @@ fn main() {
         };
         print!(" {} {}", ratio(Tool::Iperf2), ratio(Tool::Iperf3(udp)));
         for (t, (g, _)) in tools.iter().zip(&med).skip(1) {
-            if let Tool::Ntttcp((name, _, _)) = t {
-                print!("  {name}: x{:.2}", g / ours);
+            if matches!(t, Tool::Ntttcp(_) | Tool::Baseline(_)) {
+                print!("  {}: x{:.2}", t.name(), g / ours);
             }
         }
         println!();
@@ -150,6 +162,8 @@ enum Tool {
     Iperf2,
     /// true = UDP (`-u -b 0 -l 1472`).
     Iperf3(bool),
+    /// Another ntttcp binary with the default flags (`--baseline PATH`).
+    Baseline(&'static str),
 }
 
 impl Tool {
@@ -159,6 +173,7 @@ impl Tool {
             Self::Iperf2 => "iperf2 -P",
             Self::Iperf3(false) => "iperf3 x N procs",
             Self::Iperf3(true) => "iperf3 -u x N procs",
+            Self::Baseline(_) => "baseline ntttcp",
         }
     }
 
@@ -167,13 +182,9 @@ impl Tool {
         match self {
             Self::Ntttcp((_, tx_opts, rx_opts)) => {
                 let ntttcp = env!("CARGO_BIN_EXE_ntttcp");
-                let common = format!("-m {n},*,127.0.0.1 -p {port} -t {secs}");
-                let rx = Guard(spawn(ntttcp, &format!("-r {common} {rx_opts}"))?);
-                let (_, busy, wall) = timed(|| output(ntttcp, &format!("-s {common} {tx_opts}")))?;
-                let out = wait_output(rx, Duration::from_secs(secs as u64 + 15))?;
-                let bytes_per_s = ntttcp_receiver_rate(&out)?;
-                Ok((bytes_per_s, busy, wall))
+                run_ntttcp(ntttcp, n, secs, port, tx_opts, rx_opts)
             }
+            Self::Baseline(bin) => run_ntttcp(bin, n, secs, port, "", ""),
             Self::Iperf2 => {
                 let _srv = Guard(spawn("iperf", &format!("-s -p {port}"))?);
                 std::thread::sleep(Duration::from_millis(500));
@@ -231,6 +242,22 @@ impl Tool {
             }
         }
     }
+}
+
+/// One ntttcp pair on 127.0.0.1: (receiver bytes/s, busy fraction, sender seconds).
+fn run_ntttcp(
+    bin: &str,
+    n: usize,
+    secs: u32,
+    port: u16,
+    tx_opts: &str,
+    rx_opts: &str,
+) -> Result<(f64, f64, f64), String> {
+    let common = format!("-m {n},*,127.0.0.1 -p {port} -t {secs}");
+    let rx = Guard(spawn(bin, &format!("-r {common} {rx_opts}"))?);
+    let (_, busy, wall) = timed(|| output(bin, &format!("-s {common} {tx_opts}")))?;
+    let out = wait_output(rx, Duration::from_secs(secs as u64 + 15))?;
+    Ok((ntttcp_receiver_rate(&out)?, busy, wall))
 }
 
 /// Receiver bytes/s from ntttcp's Totals row (MB/s is 2^20 bytes per second).
