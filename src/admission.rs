@@ -16,7 +16,7 @@ use tokio::sync::watch;
 
 /// The receiver's gate for data connections, shared by its workers and its controller.
 #[derive(Debug)]
-pub struct Admission {
+pub(crate) struct Admission {
     /// Sync mode: connections are taken only while a handshake asks for them.
     gated: bool,
     /// Sessions between their negotiated reply and their start request's handling.
@@ -36,7 +36,7 @@ pub struct Admission {
 impl Admission {
     /// A gate for a receiver in sync mode (`gated`) or not, keeping at most `budget`
     /// data connections.
-    pub fn new(gated: bool, budget: usize) -> Self {
+    pub(crate) fn new(gated: bool, budget: usize) -> Self {
         Self {
             gated,
             handshakes: AtomicUsize::new(0),
@@ -50,7 +50,7 @@ impl Admission {
 
     /// Whether a connection accepted now is kept; if so it counts as open until
     /// `closed`, else as refused.
-    pub fn admit(&self) -> bool {
+    pub(crate) fn admit(&self) -> bool {
         let wanted = !self.gated
             || (!self.running.load(Ordering::Acquire)
                 && self.handshakes.load(Ordering::Acquire) > 0);
@@ -64,30 +64,30 @@ impl Admission {
     }
 
     /// A kept connection has closed.
-    pub fn closed(&self) {
+    pub(crate) fn closed(&self) {
         self.open.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// A sender is about to open its data connections; they are welcome until the
     /// guard is dropped (after its start request has been handled).
-    pub fn handshake(self: &Arc<Self>) -> HandshakeGuard {
+    pub(crate) fn handshake(self: &Arc<Self>) -> HandshakeGuard {
         self.handshakes.fetch_add(1, Ordering::AcqRel);
         HandshakeGuard(self.clone())
     }
 
     /// A test starts (`true`: no more connections) or has ended.
-    pub fn set_running(&self, running: bool) {
+    pub(crate) fn set_running(&self, running: bool) {
         self.running.store(running, Ordering::Release);
     }
 
     /// Connections closed at accept since the last call.
-    pub fn take_refused(&self) -> u64 {
+    pub(crate) fn take_refused(&self) -> u64 {
         self.refused.swap(0, Ordering::Relaxed)
     }
 
     /// Asks every worker to accept what is queued on its port; returns the epoch each
     /// acknowledges when done.
-    pub fn request_settle(&self) -> u64 {
+    pub(crate) fn request_settle(&self) -> u64 {
         let mut epoch = 0;
         self.settle.send_modify(|e| {
             *e += 1;
@@ -98,7 +98,7 @@ impl Admission {
 
     /// The gate as one worker holds it. Made before the worker starts, so that no
     /// settle request can come before the worker listens for them.
-    pub fn for_worker(self: &Arc<Self>) -> WorkerGate {
+    pub(crate) fn for_worker(self: &Arc<Self>) -> WorkerGate {
         WorkerGate {
             gate: self.clone(),
             settle: self.settle.subscribe(),
@@ -108,7 +108,7 @@ impl Admission {
 
 /// One worker's end of the gate: the gate and its settle requests.
 #[derive(Debug)]
-pub struct WorkerGate {
+pub(crate) struct WorkerGate {
     /// The shared gate.
     pub gate: Arc<Admission>,
     /// Settle requests not yet answered.
@@ -117,7 +117,7 @@ pub struct WorkerGate {
 
 /// Keeps the gate open for one sender's data connections while alive.
 #[derive(Debug)]
-pub struct HandshakeGuard(Arc<Admission>);
+pub(crate) struct HandshakeGuard(Arc<Admission>);
 
 impl Drop for HandshakeGuard {
     fn drop(&mut self) {

@@ -11,7 +11,7 @@ use std::time::Duration;
 /// Which side of the test this process plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Role {
+pub(crate) enum Role {
     /// Listens on P ports and drains whatever arrives (`-r`, the default).
     Receiver,
     /// Connects to a receiver and sends (`-s`).
@@ -23,7 +23,7 @@ pub enum Role {
 /// Which command-line dialect a line was read in (see `cli::winstyle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Dialect {
+pub(crate) enum Dialect {
     /// ntttcp-for-linux 1.4.3: case-sensitive single letters (`-P` ports, `-l` connections).
     Linux,
     /// Windows NTttcp: case-insensitive names (`-P` = `-p`, `-l` buffer length).
@@ -33,7 +33,7 @@ pub enum Dialect {
 /// How a sender worker drives its sockets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum IoMode {
+pub(crate) enum IoMode {
     /// Blocking writes when a worker owns one connection; otherwise non-blocking writes
     /// round-robin with poll() (no descriptor beyond the connections themselves).
     Auto,
@@ -47,7 +47,7 @@ pub enum IoMode {
 /// Transport of the data connections (the sync channel is always TCP).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Protocol {
+pub(crate) enum Protocol {
     /// TCP streams (the default).
     #[default]
     Tcp,
@@ -58,7 +58,7 @@ pub enum Protocol {
 /// Opt-in copy-avoiding data paths; they change what is measured, so every report says
 /// which were on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ZeroCopy {
+pub(crate) struct ZeroCopy {
     /// Sender: `sendfile()` from an in-memory file instead of `send()` (`-Z`, `--sendfile`).
     pub sendfile: bool,
     /// Receiver: discard with `recv(MSG_TRUNC)` instead of copying (`--skip-rx-copy`).
@@ -68,7 +68,7 @@ pub struct ZeroCopy {
 /// One receiver port: where it listens (or where the sender finds it) and which CPU its
 /// threads run on. Port j of the run is `base_port + j`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PortPlan {
+pub(crate) struct PortPlan {
     /// Receiver address: the bind address on a receiver, the target on a sender.
     pub host: Option<String>,
     /// CPU placement of the threads serving this port.
@@ -78,7 +78,7 @@ pub struct PortPlan {
 /// Warm-up, measurement and cool-down lengths in whole seconds (the sync protocol
 /// exchanges whole seconds). A duration of 0 means "continuous until interrupted".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Timeline {
+pub(crate) struct Timeline {
     /// Seconds of traffic before counting starts (`-W`, `-wu`).
     pub warmup: u32,
     /// Seconds counted (`-t`); 0 = continuous.
@@ -89,7 +89,7 @@ pub struct Timeline {
 
 impl Timeline {
     /// The whole cycle this side proposes: warm-up + duration + cool-down (0 if continuous).
-    pub fn cycle(&self) -> u32 {
+    pub(crate) fn cycle(&self) -> u32 {
         if self.duration == 0 {
             0
         } else {
@@ -102,11 +102,9 @@ impl Timeline {
 
 /// Everything a run needs.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     /// Sender, receiver or both.
     pub role: Role,
-    /// Dialect the command line was read in.
-    pub dialect: Dialect,
     /// One entry per receiver port, in port order.
     pub ports: Vec<PortPlan>,
     /// Sender threads per receiver port (`-n` in the Linux dialect).
@@ -186,30 +184,30 @@ pub struct Config {
 
 /// Largest `-b` over TCP, bytes: one call moves at most this much (Linux moves at most
 /// about 2 GiB per call anyway), and a side allocates its buffer once, up front.
-pub const MAX_BUFFER: usize = 1 << 30;
+pub(crate) const MAX_BUFFER: usize = 1 << 30;
 /// The sender's default I/O size (ntttcp-for-linux: 128 KiB per `send()`).
-pub const DEFAULT_SEND_SIZE: usize = 128 * 1024;
+pub(crate) const DEFAULT_SEND_SIZE: usize = 128 * 1024;
 /// Windows NTttcp's buffer length (`-l`), its default for sends on a Windows-dialect line.
-pub const NTTTCP_BUFFER: usize = 64 * 1024;
+pub(crate) const NTTTCP_BUFFER: usize = 64 * 1024;
 /// The receiver's default I/O size (64 KiB per `recv()`).
-pub const DEFAULT_RECV_SIZE: usize = 64 * 1024;
+pub(crate) const DEFAULT_RECV_SIZE: usize = 64 * 1024;
 /// Default base data port (the sync port is 5000).
-pub const DEFAULT_PORT: u16 = 5001;
+pub(crate) const DEFAULT_PORT: u16 = 5001;
 /// Default number of receiver ports.
-pub const DEFAULT_PORTS: u32 = 16;
+pub(crate) const DEFAULT_PORTS: u32 = 16;
 /// Default sender threads per port.
-pub const DEFAULT_THREADS_PER_PORT: u32 = 4;
+pub(crate) const DEFAULT_THREADS_PER_PORT: u32 = 4;
 /// Default test duration in seconds.
-pub const DEFAULT_DURATION: u32 = 60;
+pub(crate) const DEFAULT_DURATION: u32 = 60;
 /// Default I/O and wait deadline: connecting, each handshake step, data silence.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most clients that may wait for the last one in multi-client mode (ntttcp-for-linux's
 /// limit; one more is rejected with 'E').
-pub const MAX_WAITING_CLIENTS: usize = 7;
+pub(crate) const MAX_WAITING_CLIENTS: usize = 7;
 
 /// Socket options for data connections (both roles).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct SockOpts {
+pub(crate) struct SockOpts {
     /// TCP_NODELAY (`--no-delay`, Windows `-ndl`).
     pub no_delay: bool,
     /// SO_MAX_PACING_RATE per connection, bytes/s (`--fq-rate-limit` split evenly).
@@ -222,7 +220,7 @@ pub struct SockOpts {
 
 /// One sender worker thread: which port it targets and where it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SenderThread {
+pub(crate) struct SenderThread {
     /// Global thread index k.
     pub index: usize,
     /// Index j of the receiver port it targets (`k / n`).
@@ -231,23 +229,23 @@ pub struct SenderThread {
 
 impl Config {
     /// The sync (control) port: one below the first data port.
-    pub fn sync_port(&self) -> u16 {
+    pub(crate) fn sync_port(&self) -> u16 {
         self.base_port - 1
     }
 
     /// Data port number of port index j (one higher with the `-sp` hand-out, which
     /// uses the base port itself).
-    pub fn port(&self, j: usize) -> u16 {
+    pub(crate) fn port(&self, j: usize) -> u16 {
         self.base_port + j as u16 + u16::from(self.port_handout)
     }
 
     /// Whether the ntttcp-for-linux sync channel is used.
-    pub fn linux_sync(&self) -> bool {
+    pub(crate) fn linux_sync(&self) -> bool {
         self.sync && !self.windows_sync
     }
 
     /// Sender threads in index order: thread k targets port `k / n`.
-    pub fn sender_threads(&self) -> Vec<SenderThread> {
+    pub(crate) fn sender_threads(&self) -> Vec<SenderThread> {
         let n = self.threads_per_port as usize;
         (0..self.ports.len() * n)
             .map(|index| SenderThread {
@@ -258,17 +256,17 @@ impl Config {
     }
 
     /// Total data connections a sender opens.
-    pub fn sender_connections(&self) -> usize {
+    pub(crate) fn sender_connections(&self) -> usize {
         self.ports.len() * self.threads_per_port as usize * self.conns_per_thread as usize
     }
 
     /// How long senders wait for the last client of a multi-client test.
-    pub fn last_client_wait(&self) -> Duration {
+    pub(crate) fn last_client_wait(&self) -> Duration {
         self.timeout * 6
     }
 
     /// The host a port listens on / is reached at, with the role's default.
-    pub fn host_of(&self, j: usize) -> String {
+    pub(crate) fn host_of(&self, j: usize) -> String {
         match &self.ports[j].host {
             Some(h) => h.clone(),
             None if self.role == Role::Loopback => loopback_host(self.ipv6).into(),
@@ -279,13 +277,13 @@ impl Config {
 }
 
 /// The loopback address of the chosen family.
-pub fn loopback_host(ipv6: bool) -> &'static str {
+pub(crate) fn loopback_host(ipv6: bool) -> &'static str {
     if ipv6 { "::1" } else { "127.0.0.1" }
 }
 
 /// A command-line or configuration mistake: printed as one line, exit status 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError(pub String);
+pub(crate) struct UsageError(pub String);
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -297,7 +295,7 @@ impl std::error::Error for UsageError {}
 
 /// Where a mapping's threads run: one CPU (`0`), or spread over the allowed CPUs (`*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum CpuSpec {
+pub(crate) enum CpuSpec {
     /// `*`: worker k runs on the k-th allowed CPU, round-robin.
     Any,
     /// A CPU number: every worker of the mapping is pinned to it.
@@ -334,7 +332,6 @@ mod tests {
     fn config(ports: usize, n: u32, l: u32) -> Config {
         Config {
             role: Role::Sender,
-            dialect: Dialect::Linux,
             ports: vec![
                 PortPlan {
                     host: Some("10.0.0.5".into()),

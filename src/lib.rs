@@ -2,231 +2,39 @@
 //! drop-in for both the Windows NTttcp and the ntttcp-for-linux command lines, and
 //! wire-compatible with ntttcp-for-linux's sync protocol.
 //!
-//! # Layout
-//! * `cli` — the command line (both dialects) → `config::Config`. Only `cli` knows clap.
-//! * `config` — what a run needs, with derived counts.
+//! The binary is the product; this library is its inside, public only where `main`
+//! enters (`main`, the exit statuses). The floors, each importing only from below:
+//! * `app` — the command: parse, check outputs, detach, run, exit status.
+//! * `run` — one run of a role (both for `--loopback`) and the outcome's exit status.
 //! * `sender`, `receiver` — each role's story: set up, handshake, timeline, report.
-//! * `control` — the sync channel (`message`: bytes ↔ meaning, by phase).
-//! * `stream` — pinned worker threads and the send/recv loops.
+//! * `render` — every output: tables, log lines, JSON/XML, plots; `terminal` writes them.
+//! * `cli` — the command line (both dialects) → `config::Config`. Only `cli` knows clap.
+//! * `stats` — the formulas; `role` — what both roles share.
+//! * `report` — the result model every renderer reads.
 //! * `timeline` — warm-up / measure / cool-down and the events that cut them short.
-//! * `stop` — one-way flags and signal handling; `pace` — rate limits.
-//! * `stats` — NTttcp's formulas; `report` — the result model and its renderers.
-//! * `sys` — /proc counters, CPU pinning, address checks.
+//! * `data` — pinned worker threads and the TCP/UDP send and receive loops.
+//! * `sys` — /proc counters, CPU pinning, sockets, addresses; `control` — the sync
+//!   channel (`message`: bytes ↔ meaning, by phase).
+//! * `config` — what a run needs; `pace` — rate limits; `stop` — one-way flags and
+//!   signals; `admission` — which data connections a receiver keeps.
 
-pub mod admission;
-pub mod cli;
-pub mod config;
-pub mod control;
-pub mod data;
-pub mod pace;
-pub mod receiver;
-pub mod render;
-pub mod report;
-pub mod role;
-pub mod sender;
-pub mod stats;
-pub mod stop;
-pub mod sys;
-pub mod timeline;
+mod admission;
+mod app;
+mod cli;
+mod config;
+mod control;
+mod data;
+mod pace;
+mod receiver;
+mod render;
+mod report;
+mod role;
+mod run;
+mod sender;
+mod stats;
+mod stop;
+mod sys;
+mod timeline;
 
-use std::time::Duration;
-
-use anyhow::{Context, Result};
-
-use config::{Config, Role};
-use report::Report;
-pub use report::{Note, Notes, Presentation};
-pub use role::Interrupted;
-use stop::Flag;
-use timeline::End;
-
-/// Everything a run measured: one report per side (two for `--loopback`).
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    /// Sender first, then receiver.
-    pub reports: Vec<Report>,
-}
-
-impl Outcome {
-    /// A side failed: a fault, or a planned test that the peer cut short (unless the
-    /// peer is this process's own interrupted sender, in loopback mode).
-    pub fn failed(&self) -> bool {
-        let interrupted = self.interrupted();
-        self.reports.iter().any(|r| match r.end {
-            End::Fault(_) => true,
-            End::PeerEnded => !interrupted && r.ended_early().is_some(),
-            End::Completed | End::Interrupted => false,
-        })
-    }
-
-    /// This process was interrupted (Ctrl+C, SIGTERM, SIGHUP).
-    pub fn interrupted(&self) -> bool {
-        self.reports.iter().any(|r| r.end == End::Interrupted)
-    }
-}
-
-/// Exit status: the test ran its planned length (or, in continuous mode, until stopped).
-pub const EXIT_OK: u8 = 0;
-/// Exit status: a runtime failure (peer unreachable or lost, handshake refused, port in
-/// use, a test the peer ended before its planned length, an output that could not be
-/// written).
-pub const EXIT_FAILURE: u8 = 1;
-/// Exit status: a usage error.
-pub const EXIT_USAGE: u8 = 2;
-/// Exit status: interrupted by Ctrl+C or SIGTERM.
-pub const EXIT_INTERRUPTED: u8 = 130;
-/// Exit status: the test completed but its throughput was below `--min-throughput`.
-pub const EXIT_BELOW_MIN: u8 = 3;
-
-/// The exit status for a run that measured something: a failure (or a stall longer than
-/// `max_stall`) beats an interruption beats a throughput below `min_bps` (bits/s) beats success. The floor is checked against the
-/// receiver's figures when this process has them (loopback), else against every report.
-pub fn exit_status(outcome: &Outcome, min_bps: Option<f64>, max_stall: Option<Duration>) -> u8 {
-    let stalled = |r: &Report| max_stall.is_some_and(|m| r.longest_stall.seconds > m.as_secs_f64());
-    if outcome.failed() || outcome.reports.iter().any(stalled) {
-        return EXIT_FAILURE;
-    }
-    if outcome.interrupted() {
-        return EXIT_INTERRUPTED;
-    }
-    let Some(min) = min_bps else { return EXIT_OK };
-    let receivers: Vec<&Report> = outcome
-        .reports
-        .iter()
-        .filter(|r| r.side == report::Side::Receiver)
-        .collect();
-    let judged = if receivers.is_empty() {
-        outcome.reports.iter().collect()
-    } else {
-        receivers
-    };
-    if judged.iter().any(|r| stats::bits_per_second(r) < min) {
-        EXIT_BELOW_MIN
-    } else {
-        EXIT_OK
-    }
-}
-
-/// Runs the configured test. `interrupt` is set by Ctrl+C (or a test) to end it early.
-pub fn run(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Outcome> {
-    let reports = match config.role {
-        Role::Sender => vec![control_runtime()?.block_on(sender::run(config, interrupt, notes))?],
-        Role::Receiver => control_runtime()?.block_on(receiver::run(config, interrupt, notes))?,
-        Role::Loopback => loopback(config, interrupt, notes)?,
-    };
-    Ok(Outcome { reports })
-}
-
-/// The runtime a role's control plane runs on: one thread, its own.
-fn control_runtime() -> Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?)
-}
-
-/// Both roles in this process, each on its own control thread, so that neither side's
-/// window edges wait for the other side's work.
-fn loopback(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
-    // Every receiver port is bound before the sender starts: a port held by another
-    // process fails the run at once, and the sender can only reach this process's own
-    // receiver. If the sender fails (or is interrupted), the receiver stops waiting.
-    let receiving = control_runtime()?;
-    let ports = {
-        let _in_runtime = receiving.enter();
-        receiver::bind(config, notes)?
-    };
-    let receiver_flag = Flag::new();
-    std::thread::scope(|scope| {
-        let sending = std::thread::Builder::new()
-            .name("sender-control".into())
-            .spawn_scoped(scope, || {
-                control_runtime()?.block_on(async {
-                    let s = sender::run(config, interrupt, notes).await;
-                    if s.is_err() {
-                        receiver_flag.trigger();
-                    }
-                    s
-                })
-            })
-            .context("create the sender's control thread")?;
-        let received = receiving.block_on(async {
-            let forward = {
-                let (i, r) = (interrupt.clone(), receiver_flag.clone());
-                tokio::spawn(async move {
-                    i.wait().await;
-                    r.trigger();
-                })
-            };
-            let r = receiver::serve(config, ports, &receiver_flag, notes).await;
-            forward.abort();
-            r
-        });
-        let sent = sending
-            .join()
-            .map_err(|_| anyhow::anyhow!("the sender's control thread panicked"))?;
-        let mut reports = vec![sent?];
-        reports.extend(received?);
-        Ok(reports)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn report(end: End) -> Report {
-        Report {
-            end,
-            ..report::fixture::seed_report()
-        }
-    }
-
-    #[test]
-    fn the_worst_end_decides_the_exit_status() {
-        let o = |ends: Vec<(End, Option<f64>)>| Outcome {
-            reports: ends
-                .into_iter()
-                .map(|(end, planned_s)| Report {
-                    planned_s,
-                    ..report(end)
-                })
-                .collect(),
-        };
-        let plan = Some(300.0);
-        let fault = End::Fault("lost".into());
-        let status =
-            |ends: Vec<(End, Option<f64>)>, min: Option<f64>| exit_status(&o(ends), min, None);
-        assert_eq!(status(vec![(End::Completed, plan)], None), 0);
-        // The peer cut a planned test short: a failure; in continuous mode it is the end.
-        assert_eq!(status(vec![(End::PeerEnded, plan)], None), 1);
-        assert_eq!(status(vec![(End::PeerEnded, None)], None), 0);
-        assert_eq!(status(vec![(fault.clone(), plan)], None), 1);
-        assert_eq!(status(vec![(fault.clone(), None)], None), 1);
-        assert_eq!(status(vec![(End::Interrupted, plan)], None), 130);
-        assert_eq!(
-            status(vec![(End::Interrupted, plan), (End::PeerEnded, plan)], None),
-            130,
-            "loopback: our own interrupted sender ended the receiver's test"
-        );
-        // The seed moved 957 Mbit/s: under a 1G floor, over a 900M one.
-        assert_eq!(
-            status(vec![(End::Completed, plan)], Some(1e9)),
-            EXIT_BELOW_MIN
-        );
-        assert_eq!(status(vec![(End::Completed, plan)], Some(9e8)), 0);
-        assert_eq!(
-            status(vec![(fault, plan)], Some(1e9)),
-            1,
-            "a fault outranks the floor"
-        );
-        let mut stalled = o(vec![(End::Completed, plan)]);
-        stalled.reports[0].longest_stall.seconds = 2.1;
-        let max = |s: f64| Some(Duration::from_secs_f64(s));
-        assert_eq!(
-            exit_status(&stalled, None, max(2.0)),
-            1,
-            "a stall past --max-stall"
-        );
-        assert_eq!(exit_status(&stalled, None, max(3.0)), 0);
-    }
-}
+pub use app::main;
+pub use run::{EXIT_BELOW_MIN, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};

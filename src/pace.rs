@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// One rate limit, shared by the workers it applies to.
 #[derive(Debug)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     bytes_per_s: f64,
     start: OnceLock<Instant>,
     sent: AtomicU64,
@@ -23,12 +23,12 @@ pub struct Pacer {
 
 impl Pacer {
     /// A pacer for `bits_per_s` (decimal bits per second, as `-B` is given).
-    pub fn bits(bits_per_s: f64) -> Self {
+    pub(crate) fn bits(bits_per_s: f64) -> Self {
         Self::bytes(bits_per_s / 8.0)
     }
 
     /// A pacer for `bytes_per_s`.
-    pub fn bytes(bytes_per_s: f64) -> Self {
+    pub(crate) fn bytes(bytes_per_s: f64) -> Self {
         Self {
             bytes_per_s: bytes_per_s.max(1.0),
             start: OnceLock::new(),
@@ -38,14 +38,14 @@ impl Pacer {
 
     /// The largest write that keeps the flow smooth: about 5 ms of traffic, at least
     /// 1 KiB, at most `size`.
-    pub fn chunk(&self, size: usize) -> usize {
+    pub(crate) fn chunk(&self, size: usize) -> usize {
         ((self.bytes_per_s * 0.005) as usize)
             .clamp(1024, size.max(1024))
             .min(size)
     }
 
     /// Records `n` bytes just written; returns how long to wait before writing more.
-    pub fn after(&self, n: usize) -> Duration {
+    pub(crate) fn after(&self, n: usize) -> Duration {
         let start = *self.start.get_or_init(Instant::now);
         let total = self.sent.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
         let due = Duration::from_secs_f64(total as f64 / self.bytes_per_s);
@@ -55,16 +55,16 @@ impl Pacer {
 
 /// The pacers one worker obeys (the shared `-B` one and its own `-thr` one).
 #[derive(Debug, Clone, Default)]
-pub struct Pacers(pub Vec<std::sync::Arc<Pacer>>);
+pub(crate) struct Pacers(pub Vec<std::sync::Arc<Pacer>>);
 
 impl Pacers {
     /// Write size under every limit.
-    pub fn chunk(&self, size: usize) -> usize {
+    pub(crate) fn chunk(&self, size: usize) -> usize {
         self.0.iter().fold(size, |c, p| p.chunk(c))
     }
 
     /// Records `n` written bytes with every pacer; the longest wait wins.
-    pub fn after(&self, n: usize) -> Duration {
+    pub(crate) fn after(&self, n: usize) -> Duration {
         self.0.iter().map(|p| p.after(n)).max().unwrap_or_default()
     }
 }
@@ -74,12 +74,12 @@ impl Pacers {
 /// never overflows a receiver's SYN or accept backlog (Linux's `tcp_max_syn_backlog` is
 /// 2048 here, and a stock ntttcp-for-linux receiver accepts one connection per select()
 /// wake-up): a dropped SYN costs the connection a 1 s retransmit.
-pub const CONNECTS_IN_FLIGHT: usize = 64;
+pub(crate) const CONNECTS_IN_FLIGHT: usize = 64;
 
 /// Paces connection setup: at most `limit` connects in flight process-wide (Windows
 /// NTttcp allows 10). Workers block in `enter` until a slot frees or their deadline.
 #[derive(Debug)]
-pub struct ConnectGate {
+pub(crate) struct ConnectGate {
     limit: usize,
     busy: Mutex<usize>,
     freed: Condvar,
@@ -87,11 +87,11 @@ pub struct ConnectGate {
 
 /// A connect in flight; leaving the scope frees the slot.
 #[derive(Debug)]
-pub struct Slot<'a>(&'a ConnectGate);
+pub(crate) struct Slot<'a>(&'a ConnectGate);
 
 impl ConnectGate {
     /// A gate with `limit` slots (at least one).
-    pub fn new(limit: usize) -> Self {
+    pub(crate) fn new(limit: usize) -> Self {
         Self {
             limit: limit.max(1),
             busy: Mutex::new(0),
@@ -100,7 +100,7 @@ impl ConnectGate {
     }
 
     /// Waits for a slot until `deadline`; None if the deadline came first.
-    pub fn enter(&self, deadline: Instant) -> Option<Slot<'_>> {
+    pub(crate) fn enter(&self, deadline: Instant) -> Option<Slot<'_>> {
         let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
         while *busy >= self.limit {
             let left = deadline.checked_duration_since(Instant::now())?;

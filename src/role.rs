@@ -12,7 +12,7 @@ use crate::stop::Flag;
 
 /// The user interrupted before anything was measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Interrupted;
+pub(crate) struct Interrupted;
 
 impl fmt::Display for Interrupted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -20,7 +20,7 @@ struct Inner {
 
 /// A cloneable one-way flag.
 #[derive(Debug, Clone)]
-pub struct Flag(Arc<Inner>);
+pub(crate) struct Flag(Arc<Inner>);
 
 impl Default for Flag {
     fn default() -> Self {
@@ -30,7 +30,7 @@ impl Default for Flag {
 
 impl Flag {
     /// A new, unset flag.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self(Arc::new(Inner {
             set: AtomicBool::new(false),
             tx: watch::Sender::new(false),
@@ -40,7 +40,7 @@ impl Flag {
     }
 
     /// Sets the flag and wakes every waiter.
-    pub fn trigger(&self) {
+    pub(crate) fn trigger(&self) {
         self.0.set.store(true, Ordering::Release);
         self.0.tx.send_replace(true);
         let mut set = self.0.lock.lock().unwrap_or_else(|p| p.into_inner());
@@ -48,28 +48,21 @@ impl Flag {
         self.0.cv.notify_all();
     }
 
-    /// `trigger` that skips the wake-up work when already set (cheap to call often).
-    pub fn trigger_once(&self) {
-        if !self.is_set() {
-            self.trigger();
-        }
-    }
-
     /// Whether the flag is set (cheap enough for a data loop).
     #[inline]
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.0.set.load(Ordering::Relaxed)
     }
 
     /// Waits until the flag is set.
-    pub async fn wait(&self) {
+    pub(crate) async fn wait(&self) {
         let mut rx = self.0.tx.subscribe();
         // The sender lives as long as `self`, so this only returns once set.
         let _ = rx.wait_for(|set| *set).await;
     }
 
     /// Blocks up to `timeout` for the flag; returns whether it is set.
-    pub fn wait_timeout(&self, timeout: Duration) -> bool {
+    pub(crate) fn wait_timeout(&self, timeout: Duration) -> bool {
         let set = self.0.lock.lock().unwrap_or_else(|p| p.into_inner());
         let (set, _) = self
             .0
@@ -82,12 +75,12 @@ impl Flag {
 
 /// Signals that follow the first within this long are the same interruption: GNU
 /// `timeout` sends SIGTERM to the process and then to its whole process group.
-pub const SAME_INTERRUPTION: Duration = Duration::from_secs(1);
+pub(crate) const SAME_INTERRUPTION: Duration = Duration::from_secs(1);
 
 /// Sets `flag` on the first SIGINT, SIGTERM or SIGHUP. The process never exits from a
 /// signal: every wait after an interruption is bounded, so the figures measured so far
 /// are always printed; a later signal only says that they are on their way.
-pub fn install_signal_handlers(flag: Flag) -> std::io::Result<()> {
+pub(crate) fn install_signal_handlers(flag: Flag) -> std::io::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -4,8 +4,8 @@
 //! Flow: `winstyle::normalize` (dialect + spelling) → clap (`Cli`) → `to_config` (every
 //! cross-flag rule, in one place). Errors come back as one-line `UsageError`s.
 
-pub mod values;
-pub mod winstyle;
+pub(crate) mod values;
+pub(crate) mod winstyle;
 
 use std::ffi::OsString;
 use std::net::IpAddr;
@@ -49,7 +49,7 @@ interrupted by Ctrl+C, SIGTERM or SIGHUP (results printed).";
     after_help = AFTER_HELP,
     max_term_width = 100
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Receiver role (the default), optionally with the local address to listen on.
     #[arg(short = 'r', long = "receiver", value_name = "ADDR", num_args = 0..=1,
           conflicts_with = "sender")]
@@ -338,7 +338,7 @@ fn parse_io_mode(s: &str) -> Result<IoMode, String> {
 
 /// What `parse` produced: a configuration to run, or text clap wants shown (help, version).
 #[derive(Debug)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     /// Run a test.
     Run(Box<Config>, Box<Presentation>),
     /// Print this text to stdout and exit 0.
@@ -347,7 +347,7 @@ pub enum Parsed {
 
 /// Parses a whole command line (program name first). `cpus` are the CPU numbers this
 /// process may run on, for checking `-m` CPU fields.
-pub fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
+pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
     let command = Cli::command();
     let longs: Vec<String> = command
         .get_arguments()
@@ -507,7 +507,6 @@ fn to_config(
     let size = cli.buffer.map(|b| b.0 as usize);
     Ok(Config {
         role,
-        dialect,
         ports,
         threads_per_port,
         conns_per_thread: cli.connections.unwrap_or(1),

@@ -11,7 +11,7 @@ use std::str::FromStr;
 /// Both originals read `K/M/G` as powers of 1024 for buffer sizes, in either letter case,
 /// and accept fractions (`1.5k` = 1536). A value must be at least one byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ByteSize(pub u64);
+pub(crate) struct ByteSize(pub u64);
 
 impl FromStr for ByteSize {
     type Err = String;
@@ -47,7 +47,7 @@ impl FromStr for ByteSize {
 /// A rate in bits per second with an optional 1000-based suffix and unit: `5G`, `500M`,
 /// `10Gbps`, `1e9` (rates are decimal in both originals, unlike sizes).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rate(pub f64);
+pub(crate) struct Rate(pub f64);
 
 impl FromStr for Rate {
     type Err = String;
@@ -79,7 +79,7 @@ impl FromStr for Rate {
 /// A socket-buffer size (`-sb`, `-rb`): `-1` is NTttcp's "leave it to the kernel"
 /// (None), otherwise a size with K/M/G = 1024; 0 is allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SockBuf(pub Option<usize>);
+pub(crate) struct SockBuf(pub Option<usize>);
 
 impl FromStr for SockBuf {
     type Err = String;
@@ -93,17 +93,17 @@ impl FromStr for SockBuf {
     }
 }
 
-pub use crate::config::CpuSpec;
+pub(crate) use crate::config::CpuSpec;
 
 /// Largest thread count one mapping may ask for (the ntttcp-for-linux limit).
-pub const MAX_MAPPING_THREADS: u32 = 512;
+pub(crate) const MAX_MAPPING_THREADS: u32 = 512;
 
 /// A Windows-style mapping `threads,cpu,host`.
 ///
 /// ntttcp-for-linux also accepts the short forms `8` and `8,*` (host unchanged), so the
 /// CPU and host fields are optional here; the host may be an address or a name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mapping {
+pub(crate) struct Mapping {
     /// Number of threads (= receiver ports) in this mapping, at least 1.
     pub threads: u32,
     /// CPU placement of those threads.
@@ -148,7 +148,7 @@ impl FromStr for Mapping {
 }
 
 /// `[::1]` → `::1`, so IPv6 literals can be written either way.
-pub fn strip_brackets(host: &str) -> &str {
+pub(crate) fn strip_brackets(host: &str) -> &str {
     host.strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host)

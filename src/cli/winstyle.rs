@@ -117,7 +117,7 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
 
 /// The result of normalizing one command line.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Normalized {
+pub(crate) struct Normalized {
     /// The dialect the line was read in.
     pub dialect: Dialect,
     /// Arguments for clap (program name first).
@@ -129,7 +129,7 @@ pub struct Normalized {
 
 /// Rewrites `args` (program name first) into clap's spelling. `long_names` are the long
 /// flags and aliases of the clap definition (the single source of truth for Linux lines).
-pub fn normalize(args: &[OsString], long_names: &[String]) -> Result<Normalized, String> {
+pub(crate) fn normalize(args: &[OsString], long_names: &[String]) -> Result<Normalized, String> {
     let mut rest: Vec<String> = Vec::with_capacity(args.len());
     let program = args.first().cloned().unwrap_or_else(|| "ntttcp".into());
     for a in args.iter().skip(1) {
@@ -189,7 +189,7 @@ fn take_dialect(args: Vec<String>) -> Result<(Option<Dialect>, Vec<String>), Str
 }
 
 /// Windows when any token (before `--`) is a Windows-only spelling, in any letter case.
-pub fn detect(args: &[String]) -> Dialect {
+pub(crate) fn detect(args: &[String]) -> Dialect {
     let windows = args
         .iter()
         .filter_map(|a| a.strip_prefix('-'))
@@ -303,6 +303,7 @@ mod tests {
             ("-s -m 4,*,10.0.0.5 -NS -t 300", Dialect::Windows),
             ("-r -m 4,*,10.0.0.5 -wu 1 -cd 1", Dialect::Windows),
             ("-r -m 1,*,1.2.3.4 -P 1", Dialect::Linux),
+            ("-r -m 1,*,127.0.0.1 -N -t 5", Dialect::Linux),
             ("-r -- -ns", Dialect::Linux),
             ("-s -ns --dialect linux", Dialect::Linux),
             ("-s -m 1,*,1.2.3.4 --dialect=windows", Dialect::Windows),

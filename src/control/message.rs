@@ -9,19 +9,19 @@
 use std::fmt;
 
 /// 'X': the sender asks for the receiver's state.
-pub const QUERY: i32 = b'X' as i32;
+pub(crate) const QUERY: i32 = b'X' as i32;
 /// 'R': start request (sender) or "start now" (receiver).
-pub const START: i32 = b'R' as i32;
+pub(crate) const START: i32 = b'R' as i32;
 /// 'L': start request from the last client of a multi-client test.
-pub const START_LAST: i32 = b'L' as i32;
+pub(crate) const START_LAST: i32 = b'L' as i32;
 /// 'W': wait for the last client.
-pub const WAIT: i32 = b'W' as i32;
+pub(crate) const WAIT: i32 = b'W' as i32;
 /// 'E': the sender ended early, or the receiver rejects.
-pub const END: i32 = b'E' as i32;
+pub(crate) const END: i32 = b'E' as i32;
 
 /// The receiver's state as reported to a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     /// 11: no test has started.
     NotStarted = 11,
     /// 12: a test is running (a new sender must treat the receiver as busy).
@@ -32,7 +32,7 @@ pub enum State {
 
 /// What the receiver is waiting for on a sync connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RequestPhase {
+pub(crate) enum RequestPhase {
     /// The first message: a state query.
     Query,
     /// The proposed cycle time (any non-negative integer, even 82).
@@ -45,7 +45,7 @@ pub enum RequestPhase {
 
 /// A message from sender to receiver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Request {
+pub(crate) enum Request {
     /// 'X'
     Query,
     /// Proposed cycle time in seconds (0 = continuous).
@@ -60,7 +60,7 @@ pub enum Request {
 
 /// What the sender is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReplyPhase {
+pub(crate) enum ReplyPhase {
     /// The answer to a query (or to an 'E').
     State,
     /// The negotiated cycle time.
@@ -71,7 +71,7 @@ pub enum ReplyPhase {
 
 /// A message from receiver to sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// 11, 12 or 13.
     State(State),
     /// Negotiated cycle time in seconds (0 = continuous).
@@ -86,7 +86,7 @@ pub enum Reply {
 
 /// An integer that makes no sense in the phase it arrived in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Unexpected {
+pub(crate) struct Unexpected {
     /// The raw value.
     pub value: i32,
     /// What was expected instead.
@@ -106,18 +106,18 @@ impl fmt::Display for Unexpected {
 impl std::error::Error for Unexpected {}
 
 /// Big-endian wire form of any message value.
-pub fn encode(value: i32) -> [u8; 4] {
+pub(crate) fn encode(value: i32) -> [u8; 4] {
     value.to_be_bytes()
 }
 
 /// Value of a 4-byte wire message.
-pub fn decode(bytes: [u8; 4]) -> i32 {
+pub(crate) fn decode(bytes: [u8; 4]) -> i32 {
     i32::from_be_bytes(bytes)
 }
 
 impl Request {
     /// The integer sent on the wire.
-    pub fn value(self) -> i32 {
+    pub(crate) fn value(self) -> i32 {
         match self {
             Self::Query => QUERY,
             Self::Propose(secs) => secs.min(i32::MAX as u32) as i32,
@@ -128,7 +128,7 @@ impl Request {
     }
 
     /// Reads `value` as what the receiver expects in `phase`.
-    pub fn decode(phase: RequestPhase, value: i32) -> Result<Self, Unexpected> {
+    pub(crate) fn decode(phase: RequestPhase, value: i32) -> Result<Self, Unexpected> {
         let unexpected = |expected| Unexpected { value, expected };
         match (phase, value) {
             (RequestPhase::Query, QUERY) => Ok(Self::Query),
@@ -147,7 +147,7 @@ impl Request {
 
 impl Reply {
     /// The integer sent on the wire.
-    pub fn value(self) -> i32 {
+    pub(crate) fn value(self) -> i32 {
         match self {
             Self::State(s) => s as i32,
             Self::Negotiated(secs) => secs.min(i32::MAX as u32) as i32,
@@ -158,7 +158,7 @@ impl Reply {
     }
 
     /// Reads `value` as what the sender expects in `phase`.
-    pub fn decode(phase: ReplyPhase, value: i32) -> Result<Self, Unexpected> {
+    pub(crate) fn decode(phase: ReplyPhase, value: i32) -> Result<Self, Unexpected> {
         let unexpected = |expected| Unexpected { value, expected };
         match (phase, value) {
             (ReplyPhase::State, 11) => Ok(Self::State(State::NotStarted)),
@@ -178,7 +178,7 @@ impl Reply {
 /// The receiver's negotiation rule (ntttcp-for-linux 2.3): a proposal of 0 or a
 /// continuous receiver gives 0; otherwise the larger of the proposal and the receiver's
 /// own duration. (The receiver's warm-up and cool-down do not enter, as upstream.)
-pub fn negotiate(proposal: u32, receiver_duration: u32) -> u32 {
+pub(crate) fn negotiate(proposal: u32, receiver_duration: u32) -> u32 {
     if proposal == 0 || receiver_duration == 0 {
         0
     } else {

@@ -5,8 +5,8 @@
 //! the connection's end) on a channel, so the timeline can wait on it alongside timers
 //! without cancelling a half-finished read.
 
-pub mod message;
-pub mod windows;
+pub(crate) mod message;
+pub(crate) mod windows;
 
 use std::io;
 use std::time::Duration;
@@ -20,7 +20,7 @@ use tokio::time::timeout;
 
 /// One sync connection with a deadline on every operation.
 #[derive(Debug)]
-pub struct Connection {
+pub(crate) struct Connection {
     stream: TcpStream,
     deadline: Duration,
     peer: String,
@@ -28,7 +28,7 @@ pub struct Connection {
 
 /// What the reader task saw.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Incoming {
+pub(crate) enum Incoming {
     /// A whole 4-byte message.
     Message(i32),
     /// The peer closed the connection or it failed (with the reason).
@@ -37,7 +37,7 @@ pub enum Incoming {
 
 impl Connection {
     /// Wraps a connected stream; `deadline` bounds each read and write.
-    pub fn new(stream: TcpStream, deadline: Duration) -> Self {
+    pub(crate) fn new(stream: TcpStream, deadline: Duration) -> Self {
         let _ = stream.set_nodelay(true);
         let peer = stream
             .peer_addr()
@@ -51,22 +51,22 @@ impl Connection {
     }
 
     /// The peer's address, for messages.
-    pub fn peer(&self) -> &str {
+    pub(crate) fn peer(&self) -> &str {
         &self.peer
     }
 
     /// Sends one message.
-    pub async fn send(&mut self, value: i32) -> Result<()> {
+    pub(crate) async fn send(&mut self, value: i32) -> Result<()> {
         write_int(&mut self.stream, value, self.deadline, &self.peer).await
     }
 
     /// Receives one message; a clean close before any byte is an error too.
-    pub async fn recv(&mut self) -> Result<i32> {
+    pub(crate) async fn recv(&mut self) -> Result<i32> {
         self.recv_within(self.deadline).await
     }
 
     /// Receives one message, waiting at most `deadline` instead of the usual one.
-    pub async fn recv_within(&mut self, deadline: Duration) -> Result<i32> {
+    pub(crate) async fn recv_within(&mut self, deadline: Duration) -> Result<i32> {
         let mut buf = [0u8; 4];
         match timeout(deadline, self.stream.read_exact(&mut buf)).await {
             Err(_) => bail!("sync peer {} sent nothing for {deadline:?}", self.peer),
@@ -79,7 +79,7 @@ impl Connection {
     }
 
     /// Whether the peer has closed its side (a zero-time peek: nothing is consumed).
-    pub fn peer_closed(&mut self) -> bool {
+    pub(crate) fn peer_closed(&mut self) -> bool {
         let mut b = [0u8; 1];
         matches!(
             futures_now(self.stream.peek(&mut b)),
@@ -89,7 +89,7 @@ impl Connection {
 
     /// Splits the connection: a spawned task forwards what arrives, tagged with `tag`, on
     /// `tx`; the returned writer sends.
-    pub fn monitor(self, tag: usize, tx: mpsc::Sender<(usize, Incoming)>) -> Writer {
+    pub(crate) fn monitor(self, tag: usize, tx: mpsc::Sender<(usize, Incoming)>) -> Writer {
         let (read, write) = self.stream.into_split();
         tokio::spawn(read_loop(read, tag, tx));
         Writer {
@@ -102,7 +102,7 @@ impl Connection {
 
 /// The sending half of a monitored connection.
 #[derive(Debug)]
-pub struct Writer {
+pub(crate) struct Writer {
     half: OwnedWriteHalf,
     deadline: Duration,
     peer: String,
@@ -110,17 +110,17 @@ pub struct Writer {
 
 impl Writer {
     /// The peer's address, for messages.
-    pub fn peer(&self) -> &str {
+    pub(crate) fn peer(&self) -> &str {
         &self.peer
     }
 
     /// Sends one message.
-    pub async fn send(&mut self, value: i32) -> Result<()> {
+    pub(crate) async fn send(&mut self, value: i32) -> Result<()> {
         write_int(&mut self.half, value, self.deadline, &self.peer).await
     }
 
     /// Closes our side (FIN), bounded by the deadline.
-    pub async fn close(mut self) {
+    pub(crate) async fn close(mut self) {
         let _ = timeout(self.deadline, self.half.shutdown()).await;
     }
 }

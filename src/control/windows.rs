@@ -22,13 +22,13 @@ use crate::config::Config;
 use tokio::time::timeout;
 
 /// The one-byte token both sides send.
-pub const TOKEN: u8 = b'X';
+pub(crate) const TOKEN: u8 = b'X';
 /// Token port = data port + this.
-pub const TOKEN_PORT_OFFSET: u16 = 1000;
+pub(crate) const TOKEN_PORT_OFFSET: u16 = 1000;
 
 /// Opens a TCP connection to `addr` from the sender's `-a` address and device, if any
 /// (control connections are bound like the data ones).
-pub async fn connect_from(addr: SocketAddr, cfg: &Config) -> std::io::Result<TcpStream> {
+pub(crate) async fn connect_from(addr: SocketAddr, cfg: &Config) -> std::io::Result<TcpStream> {
     let Some(ip) = cfg.source_addr else {
         return TcpStream::connect(addr).await;
     };
@@ -46,7 +46,11 @@ pub async fn connect_from(addr: SocketAddr, cfg: &Config) -> std::io::Result<Tcp
 
 /// Connects to `addr`, retrying "refused" (the peer may still be setting up) until
 /// `deadline`.
-pub async fn connect_retry(addr: SocketAddr, deadline: Instant, cfg: &Config) -> Result<TcpStream> {
+pub(crate) async fn connect_retry(
+    addr: SocketAddr,
+    deadline: Instant,
+    cfg: &Config,
+) -> Result<TcpStream> {
     loop {
         match tokio::time::timeout_at(deadline.into(), connect_from(addr, cfg)).await {
             Ok(Ok(s)) => return Ok(s),
@@ -63,7 +67,11 @@ pub async fn connect_retry(addr: SocketAddr, deadline: Instant, cfg: &Config) ->
 }
 
 /// Sender side of one thread's token exchange on `addr` (its data port + 1000).
-pub async fn exchange_as_sender(addr: SocketAddr, deadline: Instant, cfg: &Config) -> Result<()> {
+pub(crate) async fn exchange_as_sender(
+    addr: SocketAddr,
+    deadline: Instant,
+    cfg: &Config,
+) -> Result<()> {
     let mut s = connect_retry(addr, deadline, cfg).await?;
     swap_tokens(&mut s, deadline)
         .await
@@ -72,7 +80,7 @@ pub async fn exchange_as_sender(addr: SocketAddr, deadline: Instant, cfg: &Confi
 
 /// Receiver side: accepts one connection on `listener` and swaps tokens, waiting at most
 /// `per_peer` for the peer's byte once connected.
-pub async fn exchange_as_receiver(listener: &TcpListener, per_peer: Duration) -> Result<()> {
+pub(crate) async fn exchange_as_receiver(listener: &TcpListener, per_peer: Duration) -> Result<()> {
     let (mut s, peer) = listener.accept().await.context("accept a sync token")?;
     swap_tokens(&mut s, Instant::now() + per_peer)
         .await
@@ -94,7 +102,7 @@ async fn swap_tokens(s: &mut TcpStream, deadline: Instant) -> Result<()> {
 }
 
 /// Sender side of `-sp`: asks the receiver at `base` for a data port.
-pub async fn request_port(base: SocketAddr, deadline: Instant, cfg: &Config) -> Result<u16> {
+pub(crate) async fn request_port(base: SocketAddr, deadline: Instant, cfg: &Config) -> Result<u16> {
     let mut s = connect_retry(base, deadline, cfg).await?;
     let mut b = [0u8; 4];
     let left = deadline.saturating_duration_since(Instant::now());
@@ -109,7 +117,7 @@ pub async fn request_port(base: SocketAddr, deadline: Instant, cfg: &Config) -> 
 }
 
 /// Receiver side of `-sp`: hands out `base+1 … base+count` in turn, forever.
-pub async fn serve_ports(listener: TcpListener, base: u16, count: u16, per_peer: Duration) {
+pub(crate) async fn serve_ports(listener: TcpListener, base: u16, count: u16, per_peer: Duration) {
     let mut next = 0u16;
     loop {
         let Ok((mut s, _)) = listener.accept().await else {

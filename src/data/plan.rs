@@ -14,7 +14,7 @@ use crate::pace::Pacers;
 
 /// Everything a sender worker needs.
 #[derive(Debug, Clone)]
-pub struct SendPlan {
+pub(crate) struct SendPlan {
     /// Receiver data port address.
     pub target: SocketAddr,
     /// Connections this worker owns.
@@ -51,7 +51,7 @@ pub struct SendPlan {
 /// still referenced by queued segments are not handed out again at once, which measured
 /// faster than resending the first `len` bytes every time.
 #[derive(Debug)]
-pub enum Payload {
+pub(crate) enum Payload {
     /// A buffer copied by send().
     Copy(Box<[u8]>),
     /// An in-memory file for sendfile(), and the bytes per send.
@@ -77,7 +77,7 @@ pub(crate) fn filled<T: Clone>(len: usize, value: T) -> io::Result<Vec<T>> {
 
 impl Payload {
     /// `size` bytes per send, copied or (`sendfile`) from an in-memory file.
-    pub fn new(size: usize, sendfile: bool) -> io::Result<Self> {
+    pub(crate) fn new(size: usize, sendfile: bool) -> io::Result<Self> {
         Ok(if sendfile {
             let f = crate::sys::socket::memfd_filled(size * (SPAN + 1), b'A')
                 .map_err(|e| io::Error::new(e.kind(), format!("-Z in-memory file: {e}")))?;
@@ -136,15 +136,13 @@ impl Payload {
 /// Counts data connections that have started to carry bytes, over all receiver workers.
 /// A no-sync receiver starts its clock when it grows: that lines our clock up with the
 /// sender's (which starts once all its connections are up) better than the first accept.
-pub type Flows = Arc<tokio::sync::watch::Sender<u64>>;
+pub(crate) type Flows = Arc<tokio::sync::watch::Sender<u64>>;
 
 /// How a receiver worker reads.
 #[derive(Debug, Clone, Copy)]
-pub struct RecvPlan {
+pub(crate) struct RecvPlan {
     /// CPU to pin to.
     pub cpu: usize,
-    /// Bytes per recv() call.
-    pub size: usize,
     /// TCP_NODELAY on accepted connections.
     pub no_delay: bool,
     /// `--skip-rx-copy`: discard with MSG_TRUNC instead of copying.

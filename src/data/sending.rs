@@ -108,7 +108,7 @@ pub(crate) fn sender_socket(
 }
 
 /// Creates a listening socket (SO_REUSEADDR, deep backlog, `opts`' buffer sizes).
-pub fn listen(addr: SocketAddr, opts: &SockOpts) -> io::Result<TcpListener> {
+pub(crate) fn listen(addr: SocketAddr, opts: &SockOpts) -> io::Result<TcpListener> {
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     sock.set_reuse_address(true)?;
     // Accepted connections inherit the buffer sizes (and TCP_NODELAY) of the listener.

@@ -23,7 +23,7 @@ use super::worker::{FinishGuard, Worker, runtime};
 /// Body of a receiver worker thread: accept on `listener` and drain every connection the
 /// gate admits until `stop`, counting each connection in `flows` when its first bytes
 /// arrive; connections the gate refuses are reset at once.
-pub fn recv_worker(
+pub(crate) fn recv_worker(
     listener: TcpListener,
     buf: RecvBuffer,
     plan: RecvPlan,
@@ -80,7 +80,7 @@ pub fn recv_worker(
 
 /// What a receiver worker hears from its controller and tells it.
 #[derive(Debug)]
-pub struct PortControl {
+pub(crate) struct PortControl {
     /// Which connections to keep, and settle requests.
     pub gate: WorkerGate,
     /// Connections that have started to carry bytes.
@@ -141,11 +141,11 @@ thread_local! {
 /// A receiver worker thread's buffer, allocated before the worker starts so that a size
 /// that cannot be had fails the run at once.
 #[derive(Debug)]
-pub struct RecvBuffer(Vec<MaybeUninit<u8>>);
+pub(crate) struct RecvBuffer(Vec<MaybeUninit<u8>>);
 
 impl RecvBuffer {
     /// `len` bytes, or an error if the memory cannot be had (never an abort).
-    pub fn new(len: usize) -> io::Result<Self> {
+    pub(crate) fn new(len: usize) -> io::Result<Self> {
         filled(len, MaybeUninit::uninit()).map(Self)
     }
 }

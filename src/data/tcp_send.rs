@@ -24,7 +24,7 @@ use super::sending::{WRITE_POLL, local_bind, sender_socket, sent, transient, wai
 use super::worker::{Applied, Counters, FinishGuard, Worker, runtime};
 
 /// Body of a sender worker thread; `index` is its thread number (for TCP_INFO rows).
-pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
+pub(crate) fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
     let mut socks = Vec::with_capacity(plan.conns);

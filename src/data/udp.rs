@@ -22,7 +22,7 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
 
 use super::udp_accounting::session_id;
-pub use super::udp_accounting::{Accounting, DatagramCounters, STAMP_LEN, Stamp, Tally, now_ns};
+pub(crate) use super::udp_accounting::{Accounting, STAMP_LEN, Stamp, now_ns};
 
 use super::plan::{Flows, RecvPlan, SendPlan};
 use super::sending::{
@@ -35,24 +35,24 @@ use crate::stop::Flag;
 use crate::sys::affinity;
 
 /// Largest UDP payload over IPv4 (65535 − 20 − 8).
-pub const MAX_PAYLOAD_V4: usize = 65_507;
+pub(crate) const MAX_PAYLOAD_V4: usize = 65_507;
 /// Largest UDP payload over IPv6 without jumbograms (65535 − 8).
-pub const MAX_PAYLOAD_V6: usize = 65_527;
+pub(crate) const MAX_PAYLOAD_V6: usize = 65_527;
 /// Receive buffer: any datagram fits, whatever `-b` the receiver was given (Windows
 /// NTttcp fails with error 10040 when its buffer is smaller than the datagram).
 const RECV_BUF: usize = 65_536;
 
 /// Most datagrams one UDP GSO send may carry (the kernel's UDP_MAX_SEGMENTS).
-pub const GSO_MAX_SEGMENTS: usize = 64;
+pub(crate) const GSO_MAX_SEGMENTS: usize = 64;
 
 /// Whether this kernel takes UDP GSO for datagrams of `size` bytes towards `target`.
-pub fn gso_available(target: SocketAddr, size: usize) -> io::Result<()> {
+pub(crate) fn gso_available(target: SocketAddr, size: usize) -> io::Result<()> {
     let probe = open(target, &SockOpts::default(), None)?;
     crate::sys::socket::set_udp_segment(&probe, size)
 }
 
 /// The largest payload for a target's address family.
-pub fn max_payload(target: &SocketAddr) -> usize {
+pub(crate) fn max_payload(target: &SocketAddr) -> usize {
     if target.is_ipv6() {
         MAX_PAYLOAD_V6
     } else {
@@ -87,7 +87,7 @@ fn open(
 /// The largest datagram that crosses the path to `target` unfragmented (the route's MTU
 /// less the IP and UDP headers), capped to what UDP can carry; `source` is the `-a`
 /// address and device the data sockets will be bound to (their route may differ).
-pub fn path_payload(
+pub(crate) fn path_payload(
     target: SocketAddr,
     source: Option<&(SocketAddr, Option<String>)>,
 ) -> io::Result<usize> {
@@ -101,7 +101,7 @@ pub fn path_payload(
 
 /// Body of a UDP sender worker thread: one connected socket per ntttcp connection, each
 /// with its own session and sequence, written round-robin until "stop".
-pub fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
+pub(crate) fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
     let size = plan.size.max(STAMP_LEN);
@@ -182,7 +182,7 @@ fn send_loop(
 }
 
 /// Binds a receiver's UDP data port with `opts`' buffer sizes.
-pub fn bind(addr: SocketAddr, opts: &SockOpts) -> io::Result<UdpSocket> {
+pub(crate) fn bind(addr: SocketAddr, opts: &SockOpts) -> io::Result<UdpSocket> {
     let sock = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
     set_buffers(&sock, opts)?;
     if addr.is_ipv6() {
@@ -198,7 +198,13 @@ pub fn bind(addr: SocketAddr, opts: &SockOpts) -> io::Result<UdpSocket> {
 /// accounting each; a new flow counts as a connection (and in `flows`, for a no-sync
 /// receiver's clock). With `--skip-rx-copy` only each datagram's stamp is copied; with
 /// UDP GRO on the socket one receive may hold several datagrams of one flow.
-pub fn recv_worker(sock: UdpSocket, plan: RecvPlan, me: Arc<Worker>, flows: Flows, stop: Flag) {
+pub(crate) fn recv_worker(
+    sock: UdpSocket,
+    plan: RecvPlan,
+    me: Arc<Worker>,
+    flows: Flows,
+    stop: Flag,
+) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
     let len = if plan.skip_copy { STAMP_LEN } else { RECV_BUF };

@@ -12,7 +12,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 /// Bytes of the stamp at the start of each datagram; also the smallest datagram we send.
-pub const STAMP_LEN: usize = 24;
+pub(crate) const STAMP_LEN: usize = 24;
 const MAGIC: [u8; 4] = *b"nTu1";
 /// A flow with a datagram this recent counts in the jitter figure (so a finished test's
 /// flows do not dilute the next one's on a `-H` receiver).
@@ -26,14 +26,14 @@ const WINDOW: u64 = 4096;
 const WORDS: usize = (WINDOW / 64) as usize;
 
 /// Nanoseconds on this process's monotonic clock (only differences mean anything).
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
 /// What the sender writes at the start of a datagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     /// Random per sending socket: tells a new test from the same address and port apart.
     pub session: u32,
     /// 0, 1, 2, ... per sending socket.
@@ -44,7 +44,7 @@ pub struct Stamp {
 
 impl Stamp {
     /// Writes the stamp into the first `STAMP_LEN` bytes of `buf` (network byte order).
-    pub fn write(&self, buf: &mut [u8]) {
+    pub(crate) fn write(&self, buf: &mut [u8]) {
         buf[..4].copy_from_slice(&MAGIC);
         buf[4..8].copy_from_slice(&self.session.to_be_bytes());
         buf[8..16].copy_from_slice(&self.seq.to_be_bytes());
@@ -52,7 +52,7 @@ impl Stamp {
     }
 
     /// The stamp of a datagram, if it carries one.
-    pub fn read(d: &[u8]) -> Option<Self> {
+    pub(crate) fn read(d: &[u8]) -> Option<Self> {
         if d.len() < STAMP_LEN || d[..4] != MAGIC {
             return None;
         }
@@ -80,7 +80,7 @@ pub(crate) fn session_id(salt: u64) -> u32 {
 
 /// Cumulative receive accounting of one worker (all flows of its port).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Distinct stamped datagrams received (late ones included, duplicates not).
     pub received: u64,
     /// Stamped datagrams the sequence numbers say were sent (received + lost).
@@ -99,14 +99,14 @@ pub struct Tally {
 
 impl Tally {
     /// Mean jitter over the flows, milliseconds; None without stamped flows.
-    pub fn jitter_ms(&self) -> Option<f64> {
+    pub(crate) fn jitter_ms(&self) -> Option<f64> {
         (self.flows > 0).then(|| self.jitter_sum_ns as f64 / self.flows as f64 / 1e6)
     }
 }
 
 /// A worker's `Tally` shared with the control plane; single writer.
 #[derive(Debug, Default)]
-pub struct DatagramCounters {
+pub(crate) struct DatagramCounters {
     received: AtomicU64,
     expected: AtomicU64,
     duplicates: AtomicU64,
@@ -130,7 +130,7 @@ impl DatagramCounters {
     }
 
     /// The tally as last published.
-    pub fn sample(&self) -> Tally {
+    pub(crate) fn sample(&self) -> Tally {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         Tally {
             received: get(&self.received),
@@ -187,7 +187,7 @@ impl Flow {
 
 /// The receiver's accounting over every flow of one port.
 #[derive(Debug, Default)]
-pub struct Accounting {
+pub(crate) struct Accounting {
     flows: HashMap<SocketAddr, Flow>,
     /// Peers sending unstamped datagrams, with the arrival of their latest.
     unstamped_peers: HashMap<SocketAddr, u64>,
@@ -199,7 +199,7 @@ pub struct Accounting {
 impl Accounting {
     /// Accounts one datagram from `peer` that arrived at `arrived_ns`; true if it is the
     /// first of a new flow (a new sender socket, or a new test from the same one).
-    pub fn record(&mut self, peer: SocketAddr, d: &[u8], arrived_ns: u64) -> bool {
+    pub(crate) fn record(&mut self, peer: SocketAddr, d: &[u8], arrived_ns: u64) -> bool {
         let Some(stamp) = Stamp::read(d) else {
             self.tally.unstamped += 1;
             return self.unstamped_peers.insert(peer, arrived_ns).is_none();
@@ -262,7 +262,7 @@ impl Accounting {
 
     /// Recomputes the active-flow figures (and forgets long-silent flows) if the last
     /// time was `REFRESH` ago.
-    pub fn tick(&mut self, now: u64) {
+    pub(crate) fn tick(&mut self, now: u64) {
         if now.saturating_sub(self.refreshed_ns) >= REFRESH {
             self.refresh(now);
         }
@@ -270,7 +270,7 @@ impl Accounting {
 
     /// Recomputes the jitter sum and count over the flows active at `now`, and forgets
     /// flows silent for `FORGET`.
-    pub fn refresh(&mut self, now: u64) {
+    pub(crate) fn refresh(&mut self, now: u64) {
         let silent = |last: u64| now.saturating_sub(last);
         self.flows.retain(|_, f| silent(f.last_ns) < FORGET);
         self.unstamped_peers

@@ -17,7 +17,7 @@ use super::udp_accounting as udp;
 /// Byte and call counters of one worker; single writer, any number of readers.
 #[derive(Debug, Default)]
 #[repr(align(128))] // own cache line pair: workers on different cores never share one
-pub struct Counters {
+pub(crate) struct Counters {
     bytes: AtomicU64,
     ops: AtomicU64,
 }
@@ -40,7 +40,7 @@ impl Counters {
     }
 
     /// Current (bytes, calls).
-    pub fn sample(&self) -> (u64, u64) {
+    pub(crate) fn sample(&self) -> (u64, u64) {
         (
             self.bytes.load(Ordering::Relaxed),
             self.ops.load(Ordering::Relaxed),
@@ -50,7 +50,7 @@ impl Counters {
 
 /// What a worker shares with the control plane.
 #[derive(Debug, Default)]
-pub struct Worker {
+pub(crate) struct Worker {
     /// Bytes and calls so far.
     pub counters: Counters,
     /// Sender: connections established. Receiver: connections accepted.
@@ -80,7 +80,7 @@ pub struct Worker {
 
 /// A worker's counters at one instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// Bytes that count: on a TCP sender those its connections have delivered (the peer
     /// acknowledged them), elsewhere those moved through the socket calls.
     pub bytes: u64,
@@ -95,7 +95,7 @@ pub struct Sample {
 
 impl Worker {
     /// Samples the counters.
-    pub fn sample(&self) -> Sample {
+    pub(crate) fn sample(&self) -> Sample {
         // Delivered first: what was written by the time the counter is read covers it.
         let delivered = {
             let fds = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
@@ -129,13 +129,13 @@ impl Worker {
     }
 
     /// Records the first failure of this worker.
-    pub fn fail(&self, msg: String) {
+    pub(crate) fn fail(&self, msg: String) {
         let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
         f.get_or_insert(msg);
     }
 
     /// The first failure, if any.
-    pub fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         self.failure
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -145,7 +145,7 @@ impl Worker {
 
 /// Socket options as the kernel set them (Linux doubles SO_SNDBUF/SO_RCVBUF requests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// TCP_NODELAY as read back.
     pub no_delay: bool,
     /// SO_SNDBUF as read back, bytes.
@@ -156,7 +156,7 @@ pub struct Applied {
 
 impl Applied {
     /// Reads the options of `sock`.
-    pub fn read(sock: &Socket) -> Self {
+    pub(crate) fn read(sock: &Socket) -> Self {
         Self {
             no_delay: sock.tcp_nodelay().unwrap_or(false),
             send_buffer: sock.send_buffer_size().unwrap_or(0),

@@ -7,7 +7,7 @@
 //! hears "busy" instead of hanging. A sender that disappears, or silence on every data
 //! connection for the deadline, ends the test early with a fault.
 
-pub mod sessions;
+pub(crate) mod sessions;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -35,7 +35,7 @@ use sessions::{Policy, SharedState, StartRequest};
 
 /// Runs the receiver: one test, or (with `-H`) tests until interrupted. Every report is
 /// also handed to `notes` as soon as it is measured.
-pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
+pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
     let ports = bind(cfg, notes)?;
     notes(Note::Ready);
     serve(cfg, ports, interrupt, notes).await
@@ -43,7 +43,7 @@ pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec
 
 /// Every port a receiver listens on, bound and listening.
 #[derive(Debug)]
-pub struct Bound {
+pub(crate) struct Bound {
     data: Vec<DataPort>,
     tokens: Vec<Arc<TcpListener>>,
     handout: Option<TcpListener>,
@@ -54,7 +54,7 @@ pub struct Bound {
 /// failing at once with the port that could not be bound. Nothing is accepted yet, so a
 /// caller (`--loopback`) can start its sender only once its own receiver is listening.
 /// Needs a tokio runtime (the control ports are tokio listeners).
-pub fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
+pub(crate) fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
     let ip = |j: usize| -> Result<IpAddr> {
         let h = cfg.host_of(j);
         h.parse()
@@ -123,7 +123,7 @@ pub fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
 }
 
 /// Serves tests on the bound ports: one, or (with `-H`) until interrupted.
-pub async fn serve(
+pub(crate) async fn serve(
     cfg: &Config,
     ports: Bound,
     interrupt: &Flag,
@@ -200,7 +200,6 @@ fn launch(
         };
         let plan = data::RecvPlan {
             cpu,
-            size: cfg.recv_size,
             no_delay: cfg.sockopts.no_delay,
             skip_copy: cfg.zero_copy.skip_rx_copy,
         };

@@ -22,11 +22,11 @@ use crate::control::Connection;
 use crate::control::message::{self, Reply, Request, RequestPhase, State};
 
 /// Most handshakes in progress at once.
-pub const MAX_SESSIONS: usize = 256;
+pub(crate) const MAX_SESSIONS: usize = 256;
 
 /// A sender that asked to start, with its connection (the controller replies).
 #[derive(Debug)]
-pub struct StartRequest {
+pub(crate) struct StartRequest {
     /// The sender's sync connection.
     pub conn: Connection,
     /// Whether it sent 'L' (the last client of a multi-client test).
@@ -35,13 +35,14 @@ pub struct StartRequest {
     pub negotiated: u32,
     /// The receiver's state before this request (restored if the start falls through).
     pub previous: State,
-    /// Keeps data connections welcome until the controller has handled this request.
-    pub admitting: HandshakeGuard,
+    /// Keeps data connections welcome until the controller has handled this request
+    /// (held for its drop, never read).
+    pub _admitting: HandshakeGuard,
 }
 
 /// What the sessions need to know about the receiver.
 #[derive(Debug, Clone)]
-pub struct Policy {
+pub(crate) struct Policy {
     /// The receiver's own duration (negotiation input).
     pub duration: u32,
     /// Multi-client mode (-M).
@@ -53,21 +54,21 @@ pub struct Policy {
 impl Policy {
     /// The whole handshake, from connect to the start request: the query and the
     /// proposal, then the sender's data connections (bounded by its own connect deadline).
-    pub fn session_limit(&self) -> Duration {
+    pub(crate) fn session_limit(&self) -> Duration {
         3 * self.deadline
     }
 }
 
 /// The receiver's state as the sessions report it.
-pub type SharedState = Arc<Mutex<State>>;
+pub(crate) type SharedState = Arc<Mutex<State>>;
 
 /// Reads the shared state.
-pub fn current(state: &SharedState) -> State {
+pub(crate) fn current(state: &SharedState) -> State {
     *state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Sets the shared state.
-pub fn set(state: &SharedState, s: State) {
+pub(crate) fn set(state: &SharedState, s: State) {
     *state.lock().unwrap_or_else(|p| p.into_inner()) = s;
 }
 
@@ -102,7 +103,7 @@ impl Progress {
 
 /// Accepts sync connections forever; each gets its own handshake task, bounded by
 /// `Policy::session_limit` from its connect.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     state: SharedState,
     start: mpsc::Sender<StartRequest>,
@@ -219,7 +220,7 @@ async fn session(
             last,
             negotiated: n,
             previous,
-            admitting,
+            _admitting: admitting,
         };
         let refused = if busy {
             Some(request)

@@ -9,7 +9,7 @@ use crate::report::{Report, UdpResult};
 use crate::stats;
 
 /// Renders the per-thread table (unless `hide_per_thread`) and the Totals tables.
-pub fn render(r: &Report, hide_per_thread: bool) -> String {
+pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
     let mut o = String::new();
     if !hide_per_thread {
         o.push_str("\n\nThread  Time(s) Throughput(KB/s) Avg B / Compl\n");

@@ -74,7 +74,7 @@ fn udp(u: &crate::report::UdpResult) -> J {
 }
 
 /// The ntttcp-for-linux `-j` file.
-pub fn linux(r: &Report) -> String {
+pub(crate) fn linux(r: &Report) -> String {
     let p = &r.params;
     let l = stats::linux(r);
     let w = stats::totals(r);

@@ -8,18 +8,18 @@ use crate::report::{Report, Side};
 use crate::stats;
 
 /// The local wall-clock time as `HH:MM:SS` (from /etc/localtime via the C library).
-pub fn clock() -> String {
+pub(crate) fn clock() -> String {
     crate::sys::host::local_hms()
 }
 
 /// One `HH:MM:SS INFO: text` line.
-pub fn info(text: &str) -> String {
+pub(crate) fn info(text: &str) -> String {
     format!("{} INFO: {text}\n", clock())
 }
 
 /// ntttcp-for-linux's throughput format: bits per second scaled by 1000 up to Gbps
 /// (never further), two decimals, unit glued on: `40.15Gbps`.
-pub fn format_throughput(bytes: u64, seconds: f64) -> String {
+pub(crate) fn format_throughput(bytes: u64, seconds: f64) -> String {
     let mut x = if seconds > 0.0 {
         bytes as f64 * 8.0 / seconds
     } else {
@@ -36,7 +36,7 @@ pub fn format_throughput(bytes: u64, seconds: f64) -> String {
 
 /// The zero-copy notice, then the `--show-tcp-retrans`, `--show-nic-packets` and
 /// `--show-dev-interrupts` lines, without the log stamp; empty when none applies.
-pub fn extra_lines(r: &Report) -> Vec<String> {
+pub(crate) fn extra_lines(r: &Report) -> Vec<String> {
     let secs = r.realtime_s;
     let rate = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
     let mut o = Vec::new();
@@ -98,7 +98,7 @@ pub fn extra_lines(r: &Report) -> Vec<String> {
 
 /// The UDP lines of the Totals block: datagrams sent (sender) or the receiver's
 /// accounting, per thread first with `verbose` when there are several.
-pub fn udp_lines(r: &Report, verbose: bool) -> Vec<String> {
+pub(crate) fn udp_lines(r: &Report, verbose: bool) -> Vec<String> {
     let Some(total) = r.udp_total() else {
         let sent: u64 = r.threads.iter().map(|t| t.ops).sum();
         return vec![format!("\t datagrams sent\t:{sent}")];
@@ -137,7 +137,7 @@ pub fn udp_lines(r: &Report, verbose: bool) -> Vec<String> {
 
 /// The per-thread table (with `verbose`), "N connections tested" (sender), the Totals
 /// block and the closing dashes.
-pub fn render(r: &Report, verbose: bool) -> String {
+pub(crate) fn render(r: &Report, verbose: bool) -> String {
     let l = stats::linux(r);
     let t = stats::totals(r);
     let mut o = String::new();

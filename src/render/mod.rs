@@ -2,14 +2,14 @@
 //! the figures from `stats`; `terminal` sends them where the user asked (stdout, stderr,
 //! the status line, the `-O` log and the result files).
 
-pub mod console;
-pub mod json;
-pub mod linux;
-pub mod plot;
-pub mod schema;
-pub mod settings;
-pub mod terminal;
-pub mod xml;
+pub(crate) mod console;
+pub(crate) mod json;
+pub(crate) mod linux;
+pub(crate) mod plot;
+pub(crate) mod schema;
+pub(crate) mod settings;
+pub(crate) mod terminal;
+pub(crate) mod xml;
 
 #[cfg(test)]
 mod tests {

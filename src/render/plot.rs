@@ -30,7 +30,7 @@ fn step(max: f64) -> f64 {
 }
 
 /// Renders the chart; `samples` are one side's intervals in order.
-pub fn svg(title: &str, samples: &[IntervalSample]) -> String {
+pub(crate) fn svg(title: &str, samples: &[IntervalSample]) -> String {
     let gbit = |bytes: u64, s: &IntervalSample| {
         let secs = s.end_s - s.start_s;
         if secs > 0.0 {

@@ -9,11 +9,11 @@ use crate::stats;
 use crate::timeline::{End, IntervalSample};
 
 /// Identifies the document format; bumped on incompatible changes.
-pub const SCHEMA: &str = "ntttcp-report/1";
+pub(crate) const SCHEMA: &str = "ntttcp-report/1";
 
 /// A `--format json` document: every side of one test (two for `--loopback`).
 #[derive(Debug, Serialize)]
-pub struct Document<'a> {
+pub(crate) struct Document<'a> {
     /// Always `SCHEMA`.
     pub schema: &'static str,
     /// The ntttcp version that wrote it.
@@ -24,7 +24,7 @@ pub struct Document<'a> {
 
 impl<'a> Document<'a> {
     /// The document for `reports`.
-    pub fn new(reports: &'a [Report]) -> Self {
+    pub(crate) fn new(reports: &'a [Report]) -> Self {
         Self {
             schema: SCHEMA,
             version: env!("CARGO_PKG_VERSION"),
@@ -35,7 +35,7 @@ impl<'a> Document<'a> {
 
 /// One side's results.
 #[derive(Debug, Serialize)]
-pub struct SideReport<'a> {
+pub(crate) struct SideReport<'a> {
     /// "sender" or "receiver".
     pub side: Side,
     /// Host name.
@@ -89,7 +89,7 @@ pub struct SideReport<'a> {
 
 /// Totals over all threads.
 #[derive(Debug, Serialize)]
-pub struct Totals {
+pub(crate) struct Totals {
     /// Bytes in the window: on a TCP sender those its connections delivered (the receiver
     /// acknowledged them, TCP_INFO `tcpi_bytes_acked`), on a receiver those read.
     pub bytes: u64,
@@ -115,7 +115,7 @@ pub struct Totals {
 
 /// CPU figures.
 #[derive(Debug, Serialize)]
-pub struct Cpu {
+pub(crate) struct Cpu {
     /// CPUs of the host.
     pub cores: usize,
     /// Clock of the first CPU, MHz.
@@ -140,7 +140,7 @@ pub struct Cpu {
 
 /// System-wide network counters.
 #[derive(Debug, Serialize)]
-pub struct Network {
+pub(crate) struct Network {
     /// TCP segments sent (`OutSegs`).
     pub segments_sent: u64,
     /// TCP segments received (`InSegs`).
@@ -159,7 +159,7 @@ pub struct Network {
 
 /// One worker thread.
 #[derive(Debug, Serialize)]
-pub struct Thread<'a> {
+pub(crate) struct Thread<'a> {
     /// Thread index (sender) or port index (receiver).
     pub index: usize,
     /// Its data port.
@@ -181,7 +181,7 @@ pub struct Thread<'a> {
 /// How a measurement ended: `kind` (completed, interrupted, peer_ended, fault), the
 /// fault's `reason`, and, when it fell short of its plan, `early` with who ended it.
 #[derive(Debug, Serialize)]
-pub struct EndView {
+pub(crate) struct EndView {
     /// completed | interrupted | peer_ended | fault.
     pub kind: &'static str,
     /// Faults: what was lost.
@@ -197,7 +197,7 @@ pub struct EndView {
 
 impl EndView {
     /// The end of `r`.
-    pub fn of(r: &Report) -> Self {
+    pub(crate) fn of(r: &Report) -> Self {
         let (kind, reason) = match &r.end {
             End::Completed => ("completed", None),
             End::Interrupted => ("interrupted", None),
@@ -216,7 +216,7 @@ impl EndView {
 
 impl<'a> SideReport<'a> {
     /// The structured form of `r`.
-    pub fn new(r: &'a Report) -> Self {
+    pub(crate) fn new(r: &'a Report) -> Self {
         let w = stats::totals(r);
         let l = stats::linux(r);
         let calls: u64 = r.threads.iter().map(|t| t.ops).sum();
@@ -302,7 +302,7 @@ impl<'a> SideReport<'a> {
 /// One `--format jsonl` line.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Line<'a> {
+pub(crate) enum Line<'a> {
     /// An interval of the measurement on one side.
     Interval {
         /// "sender" or "receiver".
@@ -329,7 +329,7 @@ pub enum Line<'a> {
 
 impl<'a> Line<'a> {
     /// The line for an interval sample.
-    pub fn interval(side: Side, s: &'a IntervalSample) -> Self {
+    pub(crate) fn interval(side: Side, s: &'a IntervalSample) -> Self {
         Self::Interval {
             side,
             start_s: s.start_s,
@@ -341,7 +341,7 @@ impl<'a> Line<'a> {
     }
 
     /// The summary line for a report.
-    pub fn summary(r: &'a Report) -> Self {
+    pub(crate) fn summary(r: &'a Report) -> Self {
         Self::Summary {
             schema: SCHEMA,
             report: Box::new(SideReport::new(r)),

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::config::{Config, Role};
 
 /// Renders the settings block for `cfg`.
-pub fn render(cfg: &Config) -> String {
+pub(crate) fn render(cfg: &Config) -> String {
     let mut o = String::new();
     let mut line = |name: &str, value: &str| {
         let _ = writeln!(o, "{name}\t {value}");

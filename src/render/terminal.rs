@@ -15,7 +15,7 @@ use crate::report::{Format, Note, OutputFile, Presentation, Report, Side};
 use crate::timeline::{IntervalSample, Progress};
 
 /// Writes `text` to stdout and flushes.
-pub fn out(text: &str) {
+pub(crate) fn out(text: &str) {
     let _ = try_out(text);
 }
 
@@ -36,7 +36,7 @@ fn try_out(text: &str) -> std::io::Result<()> {
 /// Proves, before the test, that every output file can be written: an existing file is
 /// opened for writing (not truncated), a new one is created and removed again. The error
 /// names the flag as typed and the path.
-pub fn check_outputs(look: &Presentation) -> Result<(), String> {
+pub(crate) fn check_outputs(look: &Presentation) -> Result<(), String> {
     let files = [
         &look.xml,
         &look.json,
@@ -74,13 +74,13 @@ fn probe(path: &Path) -> std::io::Result<()> {
 }
 
 /// Writes one line to stderr.
-pub fn err(line: &str) {
+pub(crate) fn err(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// The running program's output: console, log copy, result files.
 #[derive(Debug)]
-pub struct Terminal {
+pub(crate) struct Terminal {
     role: Role,
     verbose: bool,
     look: Presentation,
@@ -101,7 +101,7 @@ impl Terminal {
     /// Opens the `-O` log (replacing an old one, as ntttcp-for-linux does) and asks the
     /// run for the interval samples this output needs: `--interval`, the live status line
     /// (stderr is a terminal, no -Q), the Linux layout's real-time lines, jsonl.
-    pub fn new(cfg: &mut Config, look: Presentation) -> std::io::Result<Self> {
+    pub(crate) fn new(cfg: &mut Config, look: Presentation) -> std::io::Result<Self> {
         let live = !look.quiet && look.format.is_human() && std::io::stderr().is_terminal();
         let samples =
             live || look.plot.is_some() || matches!(look.format, Format::Jsonl | Format::Linux);
@@ -132,7 +132,7 @@ impl Terminal {
     }
 
     /// What could not be written, one line each (empty when every output was written).
-    pub fn failures(&self) -> Vec<String> {
+    pub(crate) fn failures(&self) -> Vec<String> {
         self.failures
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -163,7 +163,7 @@ impl Terminal {
     }
 
     /// stdout, and the log.
-    pub fn out(&self, text: &str) {
+    pub(crate) fn out(&self, text: &str) {
         self.clear_status();
         if let Err(e) = try_out(text) {
             self.failed("standard output", &e);
@@ -172,7 +172,7 @@ impl Terminal {
     }
 
     /// One line on stderr, and in the log.
-    pub fn err(&self, line: &str) {
+    pub(crate) fn err(&self, line: &str) {
         self.clear_status();
         err(line);
         self.copy(&format!("{line}\n"));
@@ -190,7 +190,7 @@ impl Terminal {
     }
 
     /// Handles one note in the chosen format; result files as reports arrive.
-    pub fn note(&self, n: Note) {
+    pub(crate) fn note(&self, n: Note) {
         let format = self.look.format;
         match n {
             Note::Ready => {}

@@ -13,7 +13,7 @@ use crate::report::{Report, Side};
 use crate::stats;
 
 /// Escapes text for element content and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut o = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -67,7 +67,7 @@ fn root(r: &Report) -> &'static str {
 }
 
 /// The ntttcp-for-linux `-x` file.
-pub fn linux(r: &Report) -> String {
+pub(crate) fn linux(r: &Report) -> String {
     let p = &r.params;
     let l = stats::linux(r);
     let w = stats::totals(r);
@@ -353,7 +353,7 @@ pub(crate) fn threads_avg_compl(r: &Report) -> f64 {
 }
 
 /// The Windows NTttcp `-xml` file (per-thread blocks unless `hide_per_thread`).
-pub fn windows(r: &Report, hide_per_thread: bool) -> String {
+pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
     let p = &r.params;
     let w = stats::totals(r);
     let bytes = r.total_bytes() as f64;

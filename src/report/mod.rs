@@ -5,8 +5,8 @@
 mod note;
 mod presentation;
 
-pub use note::{Note, Notes};
-pub use presentation::{OutputFile, Presentation};
+pub(crate) use note::{Note, Notes};
+pub(crate) use presentation::{OutputFile, Presentation};
 
 use serde::Serialize;
 
@@ -15,7 +15,7 @@ use crate::timeline::{End, Window};
 
 /// How results are shown on stdout.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// Windows NTttcp's tables (the default).
     #[default]
     Windows,
@@ -29,7 +29,7 @@ pub enum Format {
 
 impl Format {
     /// Formats meant for people (tables, log lines) rather than programs.
-    pub fn is_human(self) -> bool {
+    pub(crate) fn is_human(self) -> bool {
         matches!(self, Self::Windows | Self::Linux)
     }
 }
@@ -37,7 +37,7 @@ impl Format {
 /// Which side produced a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Side {
+pub(crate) enum Side {
     /// The sending side.
     Sender,
     /// The receiving side.
@@ -46,7 +46,7 @@ pub enum Side {
 
 /// One worker thread's result over the measurement window.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ThreadResult {
+pub(crate) struct ThreadResult {
     /// Global thread index (sender) or port index (receiver).
     pub index: usize,
     /// Data port the thread sends to or listens on.
@@ -68,7 +68,7 @@ pub struct ThreadResult {
 impl ThreadResult {
     /// The bytes the completed calls moved (a sender's written bytes, not its delivered
     /// ones): the numerator of NTttcp's bytes per completion.
-    pub fn call_bytes(&self) -> u64 {
+    pub(crate) fn call_bytes(&self) -> u64 {
         self.bytes_written.unwrap_or(self.bytes)
     }
 }
@@ -76,7 +76,7 @@ impl ThreadResult {
 /// A UDP receiver's accounting over the measurement window, from the sequence numbers
 /// and send times our sender stamps into each datagram.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct UdpResult {
+pub(crate) struct UdpResult {
     /// Datagrams received, duplicates included (= calls).
     pub datagrams: u64,
     /// Stamped datagrams the sequence numbers say were sent in the window.
@@ -99,7 +99,7 @@ pub struct UdpResult {
 
 impl UdpResult {
     /// What the stamps say between two samples of a worker (`ops` = datagrams).
-    pub fn between(a: &crate::data::Sample, b: &crate::data::Sample) -> Self {
+    pub(crate) fn between(a: &crate::data::Sample, b: &crate::data::Sample) -> Self {
         let (x, y) = (&a.udp, &b.udp);
         let expected = y.expected.saturating_sub(x.expected);
         let received = y.received.saturating_sub(x.received);
@@ -121,7 +121,7 @@ impl UdpResult {
 
     /// The sum of several threads' results: a figure unknown on any thread is unknown in
     /// total; jitter is the mean of the threads that have one.
-    pub fn sum<'a>(all: impl IntoIterator<Item = &'a Self>) -> Self {
+    pub(crate) fn sum<'a>(all: impl IntoIterator<Item = &'a Self>) -> Self {
         let mut t = Self {
             lost: Some(0),
             duplicates: Some(0),
@@ -154,7 +154,7 @@ fn percent(part: u64, whole: u64) -> Option<f64> {
 
 /// What the run was asked to do, as the structured outputs report it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Params {
+pub(crate) struct Params {
     /// Bytes per send() call.
     pub send_size: usize,
     /// Bytes per recv() call.
@@ -187,7 +187,7 @@ pub struct Params {
 
 impl Params {
     /// The parameters of `cfg`.
-    pub fn of(cfg: &crate::config::Config) -> Self {
+    pub(crate) fn of(cfg: &crate::config::Config) -> Self {
         Self {
             send_size: cfg.send_size,
             recv_size: cfg.recv_size,
@@ -209,7 +209,7 @@ impl Params {
 
 /// A whole side's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// Sender or receiver.
     pub side: Side,
     /// Host name of this side.
@@ -257,7 +257,7 @@ pub struct Report {
 /// Socket options: what was asked for and what the kernel applied (Linux doubles buffer
 /// sizes and clamps them to `net.core.rmem_max` / `wmem_max`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct SocketReport {
+pub(crate) struct SocketReport {
     /// `--no-delay` / `-ndl`, `-sb`, `-rb` as given.
     pub requested: crate::config::SockOpts,
     /// Read back from a data socket (the receiver's listener, whose settings its
@@ -267,7 +267,7 @@ pub struct SocketReport {
 
 /// Interrupts on the /proc/interrupts lines containing a pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DevInterrupts {
+pub(crate) struct DevInterrupts {
     /// The text looked for.
     pub pattern: String,
     /// Interrupts during the window.
@@ -277,7 +277,7 @@ pub struct DevInterrupts {
 /// A measurement that did not run to its timer: who or what ended it, why, and how
 /// long it ran against its plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EarlyEnd {
+pub(crate) struct EarlyEnd {
     /// `user` (Ctrl+C or a signal on this side), `sender` / `receiver` (the peer said it
     /// stopped early), or `fault` (a lost peer, connection or path).
     pub by: &'static str,
@@ -292,7 +292,7 @@ pub struct EarlyEnd {
 impl EarlyEnd {
     /// One line: the reason (which names who ended the test) and the seconds measured
     /// against the plan.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let of = self
             .planned_s
             .map_or(String::new(), |p| format!(" of {p:.2} planned"));
@@ -301,22 +301,22 @@ impl EarlyEnd {
 }
 
 /// A window that ran more than this fraction past its plan says by how much.
-pub const OVERRUN_NOTED: f64 = 0.01;
+pub(crate) const OVERRUN_NOTED: f64 = 0.01;
 
 /// A stall at least this long is worth a warning (TCP's own recovery takes 0.2 s).
-pub const STALL_NOTED_S: f64 = 0.5;
+pub(crate) const STALL_NOTED_S: f64 = 0.5;
 
 impl Report {
     /// Seconds the window ran past its plan, when more than `OVERRUN_NOTED` of it (a side
     /// that was itself stopped or starved stretches its window).
-    pub fn window_overrun_s(&self) -> Option<f64> {
+    pub(crate) fn window_overrun_s(&self) -> Option<f64> {
         let planned = self.planned_s?;
         let over = self.realtime_s - planned;
         (over > planned * OVERRUN_NOTED).then_some(over)
     }
 
     /// One line about the longest stall and any overrun, when there is something to say.
-    pub fn disturbance(&self) -> Option<String> {
+    pub(crate) fn disturbance(&self) -> Option<String> {
         let s = self.longest_stall;
         let stall = (s.seconds >= STALL_NOTED_S).then(|| {
             format!(
@@ -338,7 +338,7 @@ impl Report {
 
     /// How the measurement fell short of its plan, if it did. A continuous test
     /// (no plan) ends normally when the user or the peer stops it.
-    pub fn ended_early(&self) -> Option<EarlyEnd> {
+    pub(crate) fn ended_early(&self) -> Option<EarlyEnd> {
         let peer = match self.side {
             Side::Sender => "receiver",
             Side::Receiver => "sender",
@@ -368,7 +368,7 @@ impl Report {
     }
 
     /// Builds a report from a measured window. `ports[i]` is worker i's data port.
-    pub fn from_window(
+    pub(crate) fn from_window(
         side: Side,
         cfg: &crate::config::Config,
         ports: &[u16],
@@ -435,7 +435,7 @@ impl Report {
 
     /// ntttcp-for-linux's "tcpi rtt": the average over threads of each thread's average
     /// connection RTT, microseconds (None without TCP_INFO rows).
-    pub fn average_rtt_us(&self) -> Option<u64> {
+    pub(crate) fn average_rtt_us(&self) -> Option<u64> {
         let mut per_thread: std::collections::BTreeMap<usize, (u64, u64)> = Default::default();
         for c in &self.tcp_connections {
             let e = per_thread.entry(c.thread).or_default();
@@ -446,12 +446,12 @@ impl Report {
     }
 
     /// Total bytes over all threads.
-    pub fn total_bytes(&self) -> u64 {
+    pub(crate) fn total_bytes(&self) -> u64 {
         self.threads.iter().map(|t| t.bytes).sum()
     }
 
     /// UDP receiver: the accounting over all threads; None otherwise.
-    pub fn udp_total(&self) -> Option<UdpResult> {
+    pub(crate) fn udp_total(&self) -> Option<UdpResult> {
         self.threads
             .iter()
             .any(|t| t.udp.is_some())
@@ -459,7 +459,7 @@ impl Report {
     }
 
     /// Whether the data connections were UDP.
-    pub fn is_udp(&self) -> bool {
+    pub(crate) fn is_udp(&self) -> bool {
         self.params.protocol == crate::config::Protocol::Udp
     }
 }

@@ -5,7 +5,7 @@ use crate::timeline;
 
 /// Something the run wants the user to know while it goes (the caller prints it).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Note {
+pub(crate) enum Note {
     /// Set up and serving: a receiver's ports are bound, a sender is about to connect
     /// (a `-D` daemon tells its foreground process).
     Ready,
@@ -22,4 +22,4 @@ pub enum Note {
 }
 
 /// Where notes go.
-pub type Notes<'a> = &'a (dyn Fn(Note) + Sync);
+pub(crate) type Notes<'a> = &'a (dyn Fn(Note) + Sync);

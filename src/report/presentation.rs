@@ -7,7 +7,7 @@ use super::Format;
 
 /// A file the user asked for, with the flag as typed (for messages about it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputFile {
+pub(crate) struct OutputFile {
     /// Absolute path.
     pub path: std::path::PathBuf,
     /// The flag as the user typed it (`-x`, `--xml`, `-xml`, ...).
@@ -17,7 +17,7 @@ pub struct OutputFile {
 /// Rendering and output choices that do not affect the measurement. Paths are absolute,
 /// so a daemon writes where the command was typed.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Presentation {
+pub(crate) struct Presentation {
     /// Omit the per-thread table (`-hpt`).
     pub hide_per_thread: bool,
     /// ntttcp-for-linux XML file (`-x`).

@@ -33,7 +33,7 @@ use setup::{check_descriptors, resolve_targets, udp_plan};
 use sync::{ask_for_ports, end_test, exchange_tokens, handshake, request_start};
 
 /// Runs the sender side of one test.
-pub async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Report> {
+pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Report> {
     let mut targets = resolve_targets(cfg)?;
     let payload = prepare(cfg, &targets, notes)?;
     if cfg.port_handout {

@@ -3,7 +3,7 @@
 use crate::config::CpuSpec;
 
 /// CPU numbers this process may run on (its affinity mask), in ascending order.
-pub fn allowed_cpus() -> Vec<usize> {
+pub(crate) fn allowed_cpus() -> Vec<usize> {
     let mut ids: Vec<usize> = core_affinity::get_core_ids()
         .unwrap_or_default()
         .into_iter()
@@ -17,7 +17,7 @@ pub fn allowed_cpus() -> Vec<usize> {
 }
 
 /// The CPU worker `k` of a mapping runs on: the given CPU, or round-robin for `*`.
-pub fn cpu_for(spec: CpuSpec, k: usize, allowed: &[usize]) -> usize {
+pub(crate) fn cpu_for(spec: CpuSpec, k: usize, allowed: &[usize]) -> usize {
     match spec {
         CpuSpec::Cpu(c) => c,
         CpuSpec::Any => allowed[k % allowed.len()],
@@ -29,12 +29,12 @@ pub fn cpu_for(spec: CpuSpec, k: usize, allowed: &[usize]) -> usize {
 /// core (as TCP streams do best, on one host) only runs when the sender yields, and its
 /// buffer overflows meanwhile: on loopback here 60 % loss and 1.9 Gbit/s received on
 /// one core against 2 % and 5.0 Gbit/s on two.
-pub fn udp_receiver_cpu_for(spec: CpuSpec, k: usize, allowed: &[usize]) -> usize {
+pub(crate) fn udp_receiver_cpu_for(spec: CpuSpec, k: usize, allowed: &[usize]) -> usize {
     cpu_for(spec, k + allowed.len() / 2, allowed)
 }
 
 /// Pins the calling thread to `cpu`. Returns false if the kernel refused.
-pub fn pin_current(cpu: usize) -> bool {
+pub(crate) fn pin_current(cpu: usize) -> bool {
     core_affinity::set_for_current(core_affinity::CoreId { id: cpu })
 }
 
@@ -44,7 +44,7 @@ pub fn pin_current(cpu: usize) -> bool {
 /// does not allow it (no CAP_SYS_NICE, an RT budget of 0 in a cgroup); threads it creates
 /// start with the default policy either way.
 #[allow(unsafe_code)]
-pub fn prompt_wakeups(prompt: bool) -> bool {
+pub(crate) fn prompt_wakeups(prompt: bool) -> bool {
     let (policy, priority) = if prompt {
         (libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, 1)
     } else {

@@ -6,7 +6,7 @@ use serde::Serialize;
 /// The ten tick counters of a /proc/stat `cpu` line we use (guest time is already part of
 /// user time, so it is not added again).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct CpuTimes {
+pub(crate) struct CpuTimes {
     /// Normal user time.
     pub user: u64,
     /// Niced user time.
@@ -27,7 +27,7 @@ pub struct CpuTimes {
 
 impl CpuTimes {
     /// All ticks, the denominator of every percentage.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.user
             + self.nice
             + self.system
@@ -39,7 +39,7 @@ impl CpuTimes {
     }
 
     /// Busy fraction 0..=1: 1 − (idle + iowait) / total, as both originals compute it.
-    pub fn busy_fraction(&self) -> f64 {
+    pub(crate) fn busy_fraction(&self) -> f64 {
         let total = self.total();
         if total == 0 {
             return 0.0;
@@ -48,7 +48,7 @@ impl CpuTimes {
     }
 
     /// Field-wise difference from `earlier`.
-    pub fn delta(&self, earlier: &Self) -> Self {
+    pub(crate) fn delta(&self, earlier: &Self) -> Self {
         Self {
             user: self.user.saturating_sub(earlier.user),
             nice: self.nice.saturating_sub(earlier.nice),
@@ -63,7 +63,7 @@ impl CpuTimes {
 }
 
 /// The aggregate `cpu ` line of /proc/stat.
-pub fn parse_cpu_line(stat: &str) -> Option<CpuTimes> {
+pub(crate) fn parse_cpu_line(stat: &str) -> Option<CpuTimes> {
     let line = stat.lines().find(|l| l.starts_with("cpu "))?;
     let v: Vec<u64> = line
         .split_whitespace()
@@ -87,7 +87,7 @@ pub fn parse_cpu_line(stat: &str) -> Option<CpuTimes> {
 }
 
 /// The total interrupt count: first number of the `intr` line.
-pub fn parse_intr_total(stat: &str) -> Option<u64> {
+pub(crate) fn parse_intr_total(stat: &str) -> Option<u64> {
     stat.lines()
         .find_map(|l| l.strip_prefix("intr "))?
         .split_whitespace()
@@ -97,7 +97,7 @@ pub fn parse_intr_total(stat: &str) -> Option<u64> {
 }
 
 /// Number of `cpuN` lines (at least 1).
-pub fn parse_cpu_count(stat: &str) -> usize {
+pub(crate) fn parse_cpu_count(stat: &str) -> usize {
     stat.lines()
         .filter(|l| {
             l.strip_prefix("cpu")
@@ -108,7 +108,7 @@ pub fn parse_cpu_count(stat: &str) -> usize {
 }
 
 /// NET_RX softirqs summed over all CPUs.
-pub fn parse_net_rx(softirqs: &str) -> Option<u64> {
+pub(crate) fn parse_net_rx(softirqs: &str) -> Option<u64> {
     let line = softirqs
         .lines()
         .find(|l| l.trim_start().starts_with("NET_RX:"))?;
@@ -123,7 +123,7 @@ pub fn parse_net_rx(softirqs: &str) -> Option<u64> {
 /// One line of /proc/interrupts: its label (`25:`, `LOC:`), its text, and the sum of its
 /// per-CPU counts (every purely numeric token, as ntttcp-for-linux sums them).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IrqLine {
+pub(crate) struct IrqLine {
     /// First token, such as `25:` or `LOC:`.
     pub label: String,
     /// The whole line, for matching `--show-dev-interrupts` text.
@@ -133,7 +133,7 @@ pub struct IrqLine {
 }
 
 /// Every line of /proc/interrupts after the CPU header.
-pub fn parse_interrupts(text: &str) -> Vec<IrqLine> {
+pub(crate) fn parse_interrupts(text: &str) -> Vec<IrqLine> {
     text.lines()
         .skip(1)
         .filter_map(|l| {
@@ -153,7 +153,7 @@ pub fn parse_interrupts(text: &str) -> Vec<IrqLine> {
 }
 
 /// The first `cpu MHz` value of /proc/cpuinfo.
-pub fn parse_mhz(cpuinfo: &str) -> Option<f64> {
+pub(crate) fn parse_mhz(cpuinfo: &str) -> Option<f64> {
     cpuinfo
         .lines()
         .find(|l| l.starts_with("cpu MHz"))?
@@ -167,7 +167,7 @@ pub fn parse_mhz(cpuinfo: &str) -> Option<f64> {
 /// This process's user + system CPU time in clock ticks (fields 14 and 15 of
 /// /proc/self/stat; the command name before them may contain spaces and parentheses, so
 /// fields are counted after its closing parenthesis).
-pub fn parse_process_ticks(stat: &str) -> Option<u64> {
+pub(crate) fn parse_process_ticks(stat: &str) -> Option<u64> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     // After ')' come state (field 3) ... utime is field 14, stime field 15.
@@ -178,14 +178,14 @@ pub fn parse_process_ticks(stat: &str) -> Option<u64> {
 
 /// Clock ticks per second of /proc's CPU times (USER_HZ).
 #[allow(unsafe_code)]
-pub fn ticks_per_second() -> f64 {
+pub(crate) fn ticks_per_second() -> f64 {
     // SAFETY: sysconf only reads a configuration value; it has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if hz > 0 { hz as f64 } else { 100.0 }
 }
 
 /// CPU count and clock of this host, for cycles/byte.
-pub fn host_cpu() -> (usize, f64) {
+pub(crate) fn host_cpu() -> (usize, f64) {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     (parse_cpu_count(&stat), parse_mhz(&cpuinfo).unwrap_or(0.0))

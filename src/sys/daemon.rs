@@ -26,7 +26,7 @@ const REPORT_WITHIN: Duration = Duration::from_secs(30);
 
 /// What `detach_if` did.
 #[derive(Debug)]
-pub enum Background {
+pub(crate) enum Background {
     /// We are the foreground process and the daemon (its PID) reported ready: exit 0.
     Started(u32),
     /// Carry on here (in the background with -D, or in the foreground without it).
@@ -35,7 +35,7 @@ pub enum Background {
 
 /// With `daemon`, in the foreground: start the background copy and wait for its word.
 /// In the background copy: take the PID file, if any.
-pub fn detach_if(daemon: bool, pid_file: Option<&Path>) -> io::Result<Background> {
+pub(crate) fn detach_if(daemon: bool, pid_file: Option<&Path>) -> io::Result<Background> {
     if !daemon {
         return Ok(Background::Running(None));
     }
@@ -49,13 +49,13 @@ pub fn detach_if(daemon: bool, pid_file: Option<&Path>) -> io::Result<Background
 }
 
 /// Whether this process is the background copy of a `-D` run.
-pub fn in_background() -> bool {
+pub(crate) fn in_background() -> bool {
     std::env::var_os(CHILD_MARK).is_some()
 }
 
 /// The daemon is ready (its ports are bound): tells the foreground process, then points
 /// stderr at /dev/null like the other standard streams. Does nothing outside a daemon.
-pub fn announce_ready() {
+pub(crate) fn announce_ready() {
     if !in_background() {
         return;
     }
@@ -145,7 +145,7 @@ fn leave_session(cmd: &mut Command) {
 /// The daemon's PID file, locked (flock) for as long as the daemon lives and removed by
 /// it alone when dropped.
 #[derive(Debug)]
-pub struct PidFile {
+pub(crate) struct PidFile {
     path: PathBuf,
     _file: File,
 }
@@ -153,7 +153,7 @@ pub struct PidFile {
 impl PidFile {
     /// Locks `path` and writes our PID into it; fails, naming the holder, when another
     /// live daemon has it.
-    pub fn create(path: &Path) -> io::Result<Self> {
+    pub(crate) fn create(path: &Path) -> io::Result<Self> {
         let named =
             |e: io::Error| io::Error::new(e.kind(), format!("pid file {}: {e}", path.display()));
         let mut file = File::options()

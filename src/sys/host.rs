@@ -2,12 +2,12 @@
 //! read from /proc/sys/kernel (no external command).
 
 /// The host name (`computername` in the XML and JSON files).
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     read("hostname").unwrap_or_else(|| "unknown".into())
 }
 
 /// The first line of `uname -a`: "Linux vm 6.18.44 #1 SMP ... x86_64 GNU/Linux".
-pub fn os_line() -> String {
+pub(crate) fn os_line() -> String {
     match (read("ostype"), read("osrelease"), read("version")) {
         (Some(os), Some(release), Some(version)) => format!(
             "{os} {} {release} {version} {} GNU/Linux",
@@ -20,7 +20,7 @@ pub fn os_line() -> String {
 
 /// The local wall-clock time as `HH:MM:SS`, in the machine's time zone.
 #[allow(unsafe_code)]
-pub fn local_hms() -> String {
+pub(crate) fn local_hms() -> String {
     // SAFETY: time(NULL) has no preconditions; localtime_r writes only into `tm`, which
     // we own and which is fully initialized by zeroing first.
     let tm = unsafe {

@@ -4,7 +4,7 @@
 
 /// (soft, hard) RLIMIT_NOFILE after raising the soft limit as far as allowed.
 #[allow(unsafe_code)]
-pub fn raise_nofile() -> (u64, u64) {
+pub(crate) fn raise_nofile() -> (u64, u64) {
     // SAFETY: getrlimit/setrlimit only read and write the struct we own.
     unsafe {
         let mut r: libc::rlimit = std::mem::zeroed();
@@ -27,21 +27,21 @@ pub fn raise_nofile() -> (u64, u64) {
 /// Descriptors each worker's current-thread tokio runtime holds: two epoll instances, its
 /// waker's eventfd and its copy of tokio's signal pipe (tokio 1.x on Linux; the
 /// `--io async` case of the descriptor test checks it end to end).
-pub const RUNTIME_FDS: u64 = 4;
+pub(crate) const RUNTIME_FDS: u64 = 4;
 
 /// Descriptors the control thread opens for a moment while connections are up: the /proc
 /// file a counter snapshot is reading.
-pub const TRANSIENT_FDS: u64 = 1;
+pub(crate) const TRANSIENT_FDS: u64 = 1;
 
 /// Descriptors this process has open now.
-pub fn open_descriptors() -> u64 {
+pub(crate) fn open_descriptors() -> u64 {
     // The directory being read is one of them.
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count().saturating_sub(1) as u64)
 }
 
 /// What a run will hold open at its peak, on top of what is open now.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Budget {
+pub(crate) struct Budget {
     /// Sockets: sync sessions, data connections (and their accepted ends in loopback
     /// mode), Windows sync tokens.
     pub sockets: u64,
@@ -51,7 +51,7 @@ pub struct Budget {
 
 impl Budget {
     /// Descriptors needed in all, given `open` now.
-    pub fn need(&self, open: u64) -> u64 {
+    pub(crate) fn need(&self, open: u64) -> u64 {
         open + self.sockets + self.runtimes * RUNTIME_FDS + TRANSIENT_FDS
     }
 }

@@ -4,19 +4,19 @@
 //! `Snapshot::now()` is taken at the start and end of the measurement window and
 //! `Snapshot::delta` gives what the report needs.
 
-pub mod affinity;
-pub mod cpu;
-pub mod daemon;
-pub mod host;
-pub mod limits;
-pub mod net;
-pub mod socket;
+pub(crate) mod affinity;
+pub(crate) mod cpu;
+pub(crate) mod daemon;
+pub(crate) mod host;
+pub(crate) mod limits;
+pub(crate) mod net;
+pub(crate) mod socket;
 
 use serde::Serialize;
 
 /// System-wide counters at one instant.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Aggregate `cpu` line of /proc/stat.
     pub cpu: cpu::CpuTimes,
     /// Total interrupts (first number of the `intr` line).
@@ -39,7 +39,7 @@ pub struct Snapshot {
 
 /// Counter deltas over the measurement window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct SysUsage {
+pub(crate) struct SysUsage {
     /// CPU tick deltas (USER_HZ) of the aggregate line.
     pub cpu: cpu::CpuTimes,
     /// Interrupts during the window.
@@ -59,7 +59,7 @@ pub struct SysUsage {
 impl Snapshot {
     /// Reads the counters; a file that cannot be read leaves its fields at zero (the
     /// report then shows 0 rather than failing a measurement that succeeded).
-    pub fn now() -> Self {
+    pub(crate) fn now() -> Self {
         let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
         let softirqs = std::fs::read_to_string("/proc/softirqs").unwrap_or_default();
         let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
@@ -79,7 +79,7 @@ impl Snapshot {
     }
 
     /// Counter changes from `earlier` to `self` (wrapping counters saturate at zero).
-    pub fn delta(&self, earlier: &Self) -> SysUsage {
+    pub(crate) fn delta(&self, earlier: &Self) -> SysUsage {
         SysUsage {
             cpu: self.cpu.delta(&earlier.cpu),
             interrupts: self.interrupts.saturating_sub(earlier.interrupts),
@@ -93,7 +93,7 @@ impl Snapshot {
     }
 
     /// Packets of interface `name` from `earlier` to `self`, if it exists in both.
-    pub fn nic_delta(&self, earlier: &Self, name: &str) -> Option<net::NicPackets> {
+    pub(crate) fn nic_delta(&self, earlier: &Self, name: &str) -> Option<net::NicPackets> {
         let find = |s: &Self| s.nics.iter().find(|n| n.name == name).cloned();
         let (a, b) = (find(earlier)?, find(self)?);
         Some(net::NicPackets {
@@ -105,7 +105,7 @@ impl Snapshot {
 
     /// Interrupts on every /proc/interrupts line containing `pattern`, from `earlier` to
     /// `self` (lines matched by their label).
-    pub fn irq_delta(&self, earlier: &Self, pattern: &str) -> u64 {
+    pub(crate) fn irq_delta(&self, earlier: &Self, pattern: &str) -> u64 {
         self.irqs
             .iter()
             .filter(|l| l.text.contains(pattern))

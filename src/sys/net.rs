@@ -6,7 +6,7 @@ use serde::Serialize;
 
 /// The system-wide TCP MIB counters NTttcp reports (same names as the Windows MIB).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct TcpCounters {
+pub(crate) struct TcpCounters {
     /// Segments sent (`OutSegs`).
     pub out_segs: u64,
     /// Segments received (`InSegs`).
@@ -19,7 +19,7 @@ pub struct TcpCounters {
 
 impl TcpCounters {
     /// Field-wise difference from `earlier`.
-    pub fn delta(&self, earlier: &Self) -> Self {
+    pub(crate) fn delta(&self, earlier: &Self) -> Self {
         Self {
             out_segs: self.out_segs.saturating_sub(earlier.out_segs),
             in_segs: self.in_segs.saturating_sub(earlier.in_segs),
@@ -30,7 +30,7 @@ impl TcpCounters {
 }
 
 /// The `Tcp:` header/value line pair of /proc/net/snmp, matched by column name.
-pub fn parse_tcp(snmp: &str) -> Option<TcpCounters> {
+pub(crate) fn parse_tcp(snmp: &str) -> Option<TcpCounters> {
     let mut tcp = snmp.lines().filter(|l| l.starts_with("Tcp:"));
     let names: Vec<&str> = tcp.next()?.split_whitespace().collect();
     let values: Vec<&str> = tcp.next()?.split_whitespace().collect();
@@ -49,7 +49,7 @@ pub fn parse_tcp(snmp: &str) -> Option<TcpCounters> {
 /// The system-wide UDP MIB counters (IPv4 and IPv6 together): NTttcp's packet and error
 /// columns for UDP tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct UdpCounters {
+pub(crate) struct UdpCounters {
     /// Datagrams delivered to sockets (`InDatagrams`).
     pub in_datagrams: u64,
     /// Datagrams sent (`OutDatagrams`).
@@ -62,7 +62,7 @@ pub struct UdpCounters {
 
 impl UdpCounters {
     /// Field-wise difference from `earlier`.
-    pub fn delta(&self, earlier: &Self) -> Self {
+    pub(crate) fn delta(&self, earlier: &Self) -> Self {
         Self {
             in_datagrams: self.in_datagrams.saturating_sub(earlier.in_datagrams),
             out_datagrams: self.out_datagrams.saturating_sub(earlier.out_datagrams),
@@ -74,7 +74,7 @@ impl UdpCounters {
 
 /// The `Udp:` pair of /proc/net/snmp plus the `Udp6*` lines of /proc/net/snmp6 (either
 /// may be empty; a missing counter reads 0).
-pub fn parse_udp(snmp: &str, snmp6: &str) -> UdpCounters {
+pub(crate) fn parse_udp(snmp: &str, snmp6: &str) -> UdpCounters {
     let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
     let names: Vec<&str> = udp.next().unwrap_or("").split_whitespace().collect();
     let values: Vec<&str> = udp.next().unwrap_or("").split_whitespace().collect();
@@ -105,7 +105,7 @@ pub fn parse_udp(snmp: &str, snmp6: &str) -> UdpCounters {
 /// TcpExt retransmit counters of /proc/net/netstat (`--show-tcp-retrans`); a counter
 /// the kernel no longer has (TCPForwardRetrans is gone from recent kernels) reads 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct TcpExt {
+pub(crate) struct TcpExt {
     /// `TCPLostRetransmit`.
     pub lost_retrans: u64,
     /// `TCPSynRetrans`.
@@ -122,7 +122,7 @@ pub struct TcpExt {
 
 impl TcpExt {
     /// Field-wise difference from `earlier`.
-    pub fn delta(&self, earlier: &Self) -> Self {
+    pub(crate) fn delta(&self, earlier: &Self) -> Self {
         Self {
             lost_retrans: self.lost_retrans.saturating_sub(earlier.lost_retrans),
             syn_retrans: self.syn_retrans.saturating_sub(earlier.syn_retrans),
@@ -137,7 +137,7 @@ impl TcpExt {
 }
 
 /// The `TcpExt:` header/value pair of /proc/net/netstat, matched by name.
-pub fn parse_tcp_ext(netstat: &str) -> Option<TcpExt> {
+pub(crate) fn parse_tcp_ext(netstat: &str) -> Option<TcpExt> {
     let mut ext = netstat.lines().filter(|l| l.starts_with("TcpExt:"));
     let names: Vec<&str> = ext.next()?.split_whitespace().collect();
     let values: Vec<&str> = ext.next()?.split_whitespace().collect();
@@ -160,7 +160,7 @@ pub fn parse_tcp_ext(netstat: &str) -> Option<TcpExt> {
 
 /// Packet counters of one interface.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NicPackets {
+pub(crate) struct NicPackets {
     /// Interface name.
     pub name: String,
     /// Packets received.
@@ -170,7 +170,7 @@ pub struct NicPackets {
 }
 
 /// Every interface of /proc/net/dev (`iface: rx_bytes rx_packets ... tx_bytes tx_packets`).
-pub fn parse_net_dev(dev: &str) -> Vec<NicPackets> {
+pub(crate) fn parse_net_dev(dev: &str) -> Vec<NicPackets> {
     dev.lines()
         .skip(2)
         .filter_map(|l| {
@@ -190,7 +190,7 @@ pub fn parse_net_dev(dev: &str) -> Vec<NicPackets> {
 
 /// Connections to one of `ports` still half-open (SYN_RECV) in a /proc/net/tcp or tcp6
 /// table: their handshake's last ACK has not arrived (a lossy path retransmits it).
-pub fn count_half_open(table: &str, ports: &[u16]) -> usize {
+pub(crate) fn count_half_open(table: &str, ports: &[u16]) -> usize {
     table
         .lines()
         .skip(1)
@@ -206,7 +206,7 @@ pub fn count_half_open(table: &str, ports: &[u16]) -> usize {
 }
 
 /// `count_half_open` over this network namespace's IPv4 and IPv6 tables.
-pub fn half_open(ports: &[u16]) -> usize {
+pub(crate) fn half_open(ports: &[u16]) -> usize {
     ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
         .map(|f| count_half_open(&std::fs::read_to_string(f).unwrap_or_default(), ports))
@@ -215,7 +215,7 @@ pub fn half_open(ports: &[u16]) -> usize {
 
 /// The name of the interface that owns `ip` (for SO_BINDTODEVICE), if any.
 #[allow(unsafe_code)]
-pub fn device_of(ip: IpAddr) -> Option<String> {
+pub(crate) fn device_of(ip: IpAddr) -> Option<String> {
     let mut found = None;
     // SAFETY: getifaddrs allocates a list we only read and then free exactly once; every
     // pointer is checked for null before use, and sockaddrs are read by their family.
@@ -254,7 +254,7 @@ pub fn device_of(ip: IpAddr) -> Option<String> {
 
 /// Whether `ip` can be listened on here: the wildcard, or an address of a local
 /// interface. Binding port 0 answers exactly that question without a table of interfaces.
-pub fn is_local_address(ip: IpAddr) -> bool {
+pub(crate) fn is_local_address(ip: IpAddr) -> bool {
     if ip.is_unspecified() {
         return true;
     }

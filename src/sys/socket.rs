@@ -7,7 +7,7 @@ use serde::Serialize;
 /// One connection's TCP state, read at the end of the test (counters cover the
 /// connection's whole life, warm-up included).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ConnInfo {
+pub(crate) struct ConnInfo {
     /// Sender thread that owned the connection.
     pub thread: usize,
     /// Local port.
@@ -27,7 +27,7 @@ pub struct ConnInfo {
 /// Sets SO_MAX_PACING_RATE (bytes per second, the 64-bit form, so rates above 34 Gbit/s
 /// per socket do not wrap as ntttcp-for-linux's 32-bit value does).
 #[allow(unsafe_code)]
-pub fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_s: u64) -> std::io::Result<()> {
+pub(crate) fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_s: u64) -> std::io::Result<()> {
     // SAFETY: we pass a pointer to a u64 we own and its exact size.
     let rc = unsafe {
         libc::setsockopt(
@@ -48,7 +48,7 @@ pub fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_s: u64) -> std::io::Re
 /// The path MTU the kernel knows for a connected socket's destination (IP_MTU /
 /// IPV6_MTU: the route's MTU, lowered by any ICMP "packet too big" seen).
 #[allow(unsafe_code)]
-pub fn path_mtu(sock: &impl AsRawFd, ipv6: bool) -> std::io::Result<usize> {
+pub(crate) fn path_mtu(sock: &impl AsRawFd, ipv6: bool) -> std::io::Result<usize> {
     let (level, name) = if ipv6 {
         (libc::IPPROTO_IPV6, libc::IPV6_MTU)
     } else {
@@ -75,7 +75,7 @@ pub fn path_mtu(sock: &impl AsRawFd, ipv6: bool) -> std::io::Result<usize> {
 
 /// An in-memory file (memfd) holding `len` bytes of `fill`: the source of `-Z` sends.
 #[allow(unsafe_code)]
-pub fn memfd_filled(len: usize, fill: u8) -> std::io::Result<std::fs::File> {
+pub(crate) fn memfd_filled(len: usize, fill: u8) -> std::io::Result<std::fs::File> {
     use std::io::Write;
     use std::os::fd::FromRawFd;
     // SAFETY: a valid NUL-terminated name and flags; on success we own the descriptor.
@@ -92,7 +92,7 @@ pub fn memfd_filled(len: usize, fill: u8) -> std::io::Result<std::fs::File> {
 /// sendfile() of `len` bytes of `file` from `offset` to `sock` (no copy from user
 /// space); WouldBlock when the socket buffer stays full (non-blocking or SO_SNDTIMEO).
 #[allow(unsafe_code)]
-pub fn sendfile(
+pub(crate) fn sendfile(
     sock: std::os::fd::BorrowedFd<'_>,
     file: &std::fs::File,
     offset: usize,
@@ -135,21 +135,21 @@ fn set_int(
 
 /// UDP GSO (UDP_SEGMENT): the kernel cuts every send on `sock` into datagrams of `size`
 /// bytes, so one system call carries many datagrams.
-pub fn set_udp_segment(sock: &impl AsRawFd, size: usize) -> std::io::Result<()> {
+pub(crate) fn set_udp_segment(sock: &impl AsRawFd, size: usize) -> std::io::Result<()> {
     let size = libc::c_int::try_from(size).map_err(std::io::Error::other)?;
     set_int(sock, libc::SOL_UDP, libc::UDP_SEGMENT, size)
 }
 
 /// UDP GRO (UDP_GRO): the kernel may hand several datagrams of one flow to one receive
 /// (`recv_coalesced` tells their size).
-pub fn set_udp_gro(sock: &impl AsRawFd) -> std::io::Result<()> {
+pub(crate) fn set_udp_gro(sock: &impl AsRawFd) -> std::io::Result<()> {
     set_int(sock, libc::SOL_UDP, libc::UDP_GRO, 1)
 }
 
 /// Receives into `buf` with recvmsg(): (bytes, sender, the size of the datagrams the
 /// bytes hold when the kernel coalesced several, UDP GRO).
 #[allow(unsafe_code)]
-pub fn recv_coalesced(
+pub(crate) fn recv_coalesced(
     sock: &impl AsRawFd,
     buf: &mut [u8],
 ) -> std::io::Result<(usize, std::net::SocketAddr, Option<usize>)> {
@@ -197,7 +197,7 @@ pub fn recv_coalesced(
 /// Receives one datagram's first `head.len()` bytes and its sender, discarding the rest
 /// without copying it (MSG_TRUNC); returns the datagram's full length.
 #[allow(unsafe_code)]
-pub fn recv_head(
+pub(crate) fn recv_head(
     sock: &socket2::SockRef<'_>,
     head: &mut [u8],
 ) -> std::io::Result<(usize, std::net::SocketAddr)> {
@@ -212,7 +212,7 @@ pub fn recv_head(
 }
 
 /// TCP_INFO of a connected TCP socket; None if the kernel refuses.
-pub fn tcp_info(sock: &impl AsRawFd, thread: usize, local_port: u16) -> Option<ConnInfo> {
+pub(crate) fn tcp_info(sock: &impl AsRawFd, thread: usize, local_port: u16) -> Option<ConnInfo> {
     let info = read_tcp_info(sock.as_raw_fd())?;
     Some(ConnInfo {
         thread,
@@ -228,14 +228,14 @@ pub fn tcp_info(sock: &impl AsRawFd, thread: usize, local_port: u16) -> Option<C
 /// Bytes of a connection that its peer has acknowledged (TCP_INFO's `tcpi_bytes_acked`,
 /// Linux 4.1+): what was delivered, unlike what was written into the send buffer. `fd`
 /// must be a TCP socket its owner keeps open for the call.
-pub fn bytes_acked(fd: std::os::fd::RawFd) -> Option<u64> {
+pub(crate) fn bytes_acked(fd: std::os::fd::RawFd) -> Option<u64> {
     read_tcp_info(fd).map(|i| i.tcpi_bytes_acked)
 }
 
 /// Bytes a connected socket has received but the application has not read yet
 /// (FIONREAD); 0 if the kernel refuses. `fd` must be open for the call.
 #[allow(unsafe_code)]
-pub fn unread(fd: std::os::fd::RawFd) -> u64 {
+pub(crate) fn unread(fd: std::os::fd::RawFd) -> u64 {
     let mut n: libc::c_int = 0;
     // SAFETY: FIONREAD writes one int into `n`, which we own.
     let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
@@ -344,11 +344,11 @@ mod tests {
 /// unlike an epoll instance or an async runtime this costs no descriptor of its own, so
 /// a worker with many connections needs exactly one descriptor per connection.
 #[derive(Debug)]
-pub struct Writable<'a>(Vec<libc::pollfd>, std::marker::PhantomData<&'a ()>);
+pub(crate) struct Writable<'a>(Vec<libc::pollfd>, std::marker::PhantomData<&'a ()>);
 
 impl<'a> Writable<'a> {
     /// Watches `socks` for room to write (borrowed, so they stay open while watched).
-    pub fn new<S: AsRawFd>(socks: &'a [S]) -> Self {
+    pub(crate) fn new<S: AsRawFd>(socks: &'a [S]) -> Self {
         Self(
             socks
                 .iter()
@@ -365,7 +365,7 @@ impl<'a> Writable<'a> {
     /// Blocks until one of the sockets can take more data (or has failed, which the next
     /// write reports), or `timeout` passes.
     #[allow(unsafe_code)]
-    pub fn wait(&mut self, timeout: std::time::Duration) -> std::io::Result<()> {
+    pub(crate) fn wait(&mut self, timeout: std::time::Duration) -> std::io::Result<()> {
         let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
         // SAFETY: the slice is ours and its length is passed; every fd stays open for the
         // call because the sockets are borrowed for this set's lifetime.

@@ -8,13 +8,13 @@ use crate::data::{Sample, Worker};
 use crate::sys::Snapshot;
 
 /// Samples every worker's counters.
-pub fn sample(workers: &[Arc<Worker>]) -> Vec<Sample> {
+pub(crate) fn sample(workers: &[Arc<Worker>]) -> Vec<Sample> {
     workers.iter().map(|w| w.sample()).collect()
 }
 
 /// Every worker's counters and the system's at one instant: a window's edge.
 #[derive(Debug, Clone)]
-pub struct Edge {
+pub(crate) struct Edge {
     /// When it was sampled.
     pub at: Instant,
     pub samples: Vec<Sample>,
@@ -24,7 +24,7 @@ pub struct Edge {
 impl Edge {
     /// Samples every worker now. With thousands of connections that takes tens of
     /// milliseconds: the edge is placed in the middle of it.
-    pub fn take(workers: &[Arc<Worker>]) -> Self {
+    pub(crate) fn take(workers: &[Arc<Worker>]) -> Self {
         let sys = Snapshot::now();
         let began = Instant::now();
         let samples = sample(workers);
@@ -38,7 +38,7 @@ impl Edge {
 
 /// Where a side's clock starts.
 #[derive(Debug, Clone)]
-pub enum Start {
+pub(crate) enum Start {
     /// At this instant; the window opens with a sample when the warm-up ends.
     At(Instant),
     /// At this edge, sampled before any byte could flow (a receiver samples before it
@@ -48,7 +48,7 @@ pub enum Start {
 }
 
 impl Start {
-    pub fn instant(&self) -> Instant {
+    pub(crate) fn instant(&self) -> Instant {
         match self {
             Self::At(t) => *t,
             Self::Sampled(e) => e.at,

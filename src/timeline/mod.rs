@@ -16,14 +16,14 @@ mod edge;
 mod plan;
 mod watch;
 
-pub use edge::{Edge, Start, sample};
-pub use plan::{IntervalLoss, IntervalSample, Plan, Progress};
-pub use watch::{STALL_STEP, Silence, Stall};
+pub(crate) use edge::{Edge, Start, sample};
+pub(crate) use plan::{IntervalLoss, IntervalSample, Plan, Progress};
+pub(crate) use watch::{STALL_STEP, Silence, Stall};
 use watch::{StallWatch, total};
 
 /// Something that ends or shortens a phase.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     /// Ctrl+C or SIGTERM.
     Interrupted,
     /// The peer said it ended early ('E').
@@ -35,7 +35,7 @@ pub enum Event {
 /// How the measurement ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
-pub enum End {
+pub(crate) enum End {
     /// The timer ran out.
     Completed,
     /// The user interrupted the test.
@@ -58,7 +58,7 @@ impl From<Event> for End {
 
 /// Which phase an event arrived in (a lost peer during cool-down is not a fault).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Before counting.
     Warmup,
     /// Counting.
@@ -68,14 +68,14 @@ pub enum Phase {
 }
 
 /// Where events come from; `next` must be cancel-safe (it is raced against timers).
-pub trait Monitor {
+pub(crate) trait Monitor {
     /// The next event.
     fn next(&mut self, phase: Phase) -> impl Future<Output = Event>;
 }
 
 /// What was measured.
 #[derive(Debug, Clone)]
-pub struct Window {
+pub(crate) struct Window {
     /// Length of the measurement window in seconds (0 if it never started).
     pub seconds: f64,
     /// The length it was planned to have; None in continuous mode.
@@ -96,11 +96,11 @@ pub struct Window {
 
 /// How close to its planned end a measurement may lose the peer and still count as
 /// completed.
-pub const END_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const END_GRACE: Duration = Duration::from_millis(500);
 
 /// Runs the phases from where `clock` starts, telling `progress` about phase changes and,
 /// with `plan.interval`, about each interval of the measurement.
-pub async fn run<M: Monitor>(
+pub(crate) async fn run<M: Monitor>(
     clock: Start,
     plan: Plan,
     workers: &[Arc<Worker>],

@@ -10,7 +10,7 @@ use crate::data::Sample;
 
 /// Phase lengths for one side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Warm-up.
     pub warmup: Duration,
     /// Measurement; None = until an event (continuous mode).
@@ -24,7 +24,7 @@ pub struct Plan {
 /// What the timeline reports while it runs (the caller decides whether to show it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
-pub enum Progress {
+pub(crate) enum Progress {
     /// Warm-up is over; counting starts.
     WarmupDone,
     /// One interval of the measurement.
@@ -39,7 +39,7 @@ pub enum Progress {
 
 /// Bytes moved during one interval of the measurement.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct IntervalSample {
+pub(crate) struct IntervalSample {
     /// Interval start, seconds since counting started.
     pub start_s: f64,
     /// Interval end, seconds since counting started.
@@ -55,7 +55,7 @@ pub struct IntervalSample {
 
 /// Datagrams expected and lost during one interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct IntervalLoss {
+pub(crate) struct IntervalLoss {
     /// Stamped datagrams the sequence numbers say were sent.
     pub expected: u64,
     /// Of those, the ones that have not arrived (late ones arrive in a later interval).
@@ -64,7 +64,7 @@ pub struct IntervalLoss {
 
 impl IntervalLoss {
     /// The loss between two samples of every worker, if anything stamped was expected.
-    pub fn between(last: &[Sample], now: &[Sample]) -> Option<Self> {
+    pub(crate) fn between(last: &[Sample], now: &[Sample]) -> Option<Self> {
         let (mut expected, mut received) = (0u64, 0u64);
         for (l, n) in last.iter().zip(now) {
             expected += n.udp.expected.saturating_sub(l.udp.expected);
@@ -77,14 +77,14 @@ impl IntervalLoss {
     }
 
     /// lost / expected × 100.
-    pub fn percent(&self) -> f64 {
+    pub(crate) fn percent(&self) -> f64 {
         self.lost as f64 * 100.0 / self.expected as f64
     }
 }
 
 impl IntervalSample {
     /// Total bits per second over the interval.
-    pub fn bits_per_second(&self) -> f64 {
+    pub(crate) fn bits_per_second(&self) -> f64 {
         let secs = self.end_s - self.start_s;
         let bytes: u64 = self.thread_bytes.iter().sum();
         if secs > 0.0 {
@@ -101,7 +101,7 @@ impl Plan {
     /// duration, cut short if the cycle leaves less room after warm-up, and after the own
     /// cool-down too when `reserve_cooldown` (the receiver: the cycle is the sender's
     /// W+t+C, so our cool-down must fit inside it).
-    pub fn within(tl: Timeline, cycle: u32, reserve_cooldown: bool) -> Self {
+    pub(crate) fn within(tl: Timeline, cycle: u32, reserve_cooldown: bool) -> Self {
         let secs = |s: u32| Duration::from_secs(s.into());
         let reserved = if reserve_cooldown { tl.cooldown } else { 0 };
         match cycle {

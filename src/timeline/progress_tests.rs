@@ -95,7 +95,7 @@ fn the_longest_span_without_bytes_is_kept() {
 #[test]
 fn interval_loss_from_two_samples() {
     let at = |expected, received| Sample {
-        udp: crate::data::udp::Tally {
+        udp: crate::data::udp_accounting::Tally {
             expected,
             received,
             ..Default::default()

@@ -11,7 +11,7 @@ use crate::data::Worker;
 /// Watches for a side where no data moves at all: a link gone down or a peer that stopped
 /// without closing. `check` is called on the monitor's tick.
 #[derive(Debug)]
-pub struct Silence {
+pub(crate) struct Silence {
     last: u64,
     since: Instant,
     limit: Duration,
@@ -19,7 +19,7 @@ pub struct Silence {
 
 impl Silence {
     /// Starts watching `workers` for `limit` of silence.
-    pub fn new(workers: &[Arc<Worker>], limit: Duration) -> Self {
+    pub(crate) fn new(workers: &[Arc<Worker>], limit: Duration) -> Self {
         Self {
             last: total(workers),
             since: Instant::now(),
@@ -28,7 +28,7 @@ impl Silence {
     }
 
     /// How long nothing has moved, once that reaches the limit.
-    pub fn check(&mut self, workers: &[Arc<Worker>]) -> Option<Duration> {
+    pub(crate) fn check(&mut self, workers: &[Arc<Worker>]) -> Option<Duration> {
         let now = total(workers);
         if now != self.last {
             self.last = now;
@@ -45,11 +45,11 @@ pub(super) fn total(workers: &[Arc<Worker>]) -> u64 {
 }
 
 /// How often the measurement looks for bytes moving (the resolution of stalls).
-pub const STALL_STEP: Duration = Duration::from_millis(100);
+pub(crate) const STALL_STEP: Duration = Duration::from_millis(100);
 
 /// The longest span of the measurement in which no byte moved.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Stall {
+pub(crate) struct Stall {
     /// Its length, seconds (0 when bytes moved at every look).
     pub seconds: f64,
     /// When it began, seconds into the measurement.

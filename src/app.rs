@@ -1,0 +1,104 @@
+//! The `ntttcp` command from arguments to exit status: parse, check the outputs, detach
+//! with `-D`, print the banner, run, and map the outcome to a documented status (0
+//! completed, 1 runtime failure, 2 usage error, 3 below `--min-throughput`, 130
+//! interrupted).
+
+use std::ffi::OsString;
+
+use crate::cli::{self, Parsed};
+use crate::config::UsageError;
+use crate::render::{settings, terminal};
+use crate::report::Note;
+use crate::role::Interrupted;
+use crate::run::{EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE};
+use crate::stop::{self, Flag};
+use crate::sys::{affinity, daemon};
+
+/// The one line `--version` and the human formats start with.
+pub(crate) fn banner() -> String {
+    format!(
+        "ntttcp-rs {} (NTttcp-compatible)\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Runs the command line `args` (program name first) and returns its exit status.
+pub fn main(args: &[OsString]) -> u8 {
+    let banner = banner();
+    let (mut config, look) = match cli::parse(args, &affinity::allowed_cpus()) {
+        Ok(Parsed::Run(c, p)) => (c, *p),
+        Ok(Parsed::Info(text)) => {
+            terminal::out(&format!("{banner}{text}"));
+            return 0;
+        }
+        Err(e) => return usage_error(&e),
+    };
+    if let Err(e) = terminal::check_outputs(&look) {
+        return usage_error(&e);
+    }
+    let _pid_file = match daemon::detach_if(config.daemon, config.pid_file.as_deref()) {
+        Ok(daemon::Background::Started(pid)) => {
+            terminal::out(&format!("running in the background (pid {pid})\n"));
+            return 0;
+        }
+        Err(e) if !daemon::in_background() => {
+            terminal::err(&format!(
+                "ntttcp: error: the background process failed: {e}"
+            ));
+            return EXIT_FAILURE;
+        }
+        Ok(daemon::Background::Running(pid_file)) => pid_file,
+        Err(e) => {
+            terminal::err(&format!("ntttcp: error: {e}"));
+            return EXIT_FAILURE;
+        }
+    };
+    let term = match terminal::Terminal::new(&mut config, look.clone()) {
+        Ok(t) => t,
+        Err(e) => {
+            terminal::err(&format!("ntttcp: error: {e}"));
+            return EXIT_FAILURE;
+        }
+    };
+    if look.format.is_human() {
+        term.out(&banner);
+        if config.verbose {
+            term.out(&settings::render(&config));
+        }
+    }
+    let interrupt = Flag::new();
+    if let Err(e) = stop::install_signal_handlers(interrupt.clone()) {
+        term.err(&format!("ntttcp: warning: no Ctrl+C handling: {e}"));
+    }
+    let notes = |n: Note| match n {
+        Note::Ready => daemon::announce_ready(),
+        n => term.note(n),
+    };
+    let status = match crate::run::run(&config, &interrupt, &notes) {
+        Ok(outcome) => crate::run::exit_status(&outcome, look.min_throughput, look.max_stall),
+        Err(e) if e.is::<Interrupted>() => {
+            term.err(&format!("ntttcp: {e}"));
+            EXIT_INTERRUPTED
+        }
+        Err(e) if e.is::<UsageError>() => {
+            term.err(&format!("ntttcp: error: {e:#}"));
+            EXIT_USAGE
+        }
+        Err(e) => {
+            term.err(&format!("ntttcp: error: {e:#}"));
+            EXIT_FAILURE
+        }
+    };
+    // An output that could not be written (each said on stderr as it happened) fails a
+    // run that otherwise went well.
+    if !term.failures().is_empty() && status != EXIT_USAGE {
+        return EXIT_FAILURE;
+    }
+    status
+}
+
+/// A usage error: one line on stderr, exit 2.
+fn usage_error(e: &dyn std::fmt::Display) -> u8 {
+    terminal::err(&format!("ntttcp: error: {e}"));
+    EXIT_USAGE
+}
