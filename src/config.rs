@@ -45,7 +45,7 @@ pub(crate) enum IoMode {
 }
 
 /// Transport of the data connections (the sync channel is always TCP).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Protocol {
     /// TCP streams (the default).
@@ -57,7 +57,8 @@ pub(crate) enum Protocol {
 
 /// Opt-in copy-avoiding data paths; they change what is measured, so every report says
 /// which were on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ZeroCopy {
     /// Sender: `sendfile()` from an in-memory file instead of `send()` (`-Z`, `--sendfile`).
     pub sendfile: bool,
@@ -77,7 +78,8 @@ pub(crate) struct PortPlan {
 
 /// Warm-up, measurement and cool-down lengths in whole seconds (the sync protocol
 /// exchanges whole seconds). A duration of 0 means "continuous until interrupted".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Timeline {
     /// Seconds of traffic before counting starts (`-W`, `-wu`).
     pub warmup: u32,
@@ -206,7 +208,8 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) const MAX_WAITING_CLIENTS: usize = 7;
 
 /// Socket options for data connections (both roles).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct SockOpts {
     /// TCP_NODELAY (`--no-delay`, Windows `-ndl`).
     pub no_delay: bool,

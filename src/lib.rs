@@ -9,8 +9,9 @@
 //! * `sender`, `receiver` — each role's story: set up, handshake, timeline, report.
 //! * `render` — every output: tables, log lines, JSON/XML, plots; `terminal` writes them.
 //! * `cli` — the command line (both dialects) → `config::Config`. Only `cli` knows clap.
-//! * `stats` — the formulas; `role` — what both roles share.
-//! * `report` — the result model every renderer reads.
+//! * `role` — what both roles share.
+//! * `stats` — every formula: a measured window → its `Report`, the tables' figures.
+//! * `report` — the one result model: renderers read it, `--format json` serializes it.
 //! * `timeline` — warm-up / measure / cool-down and the events that cut them short.
 //! * `data` — pinned worker threads and the TCP/UDP send and receive loops.
 //! * `sys` — /proc counters, CPU pinning, sockets, addresses; `control` — the sync

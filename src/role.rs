@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::data::{self, Worker};
-use crate::report::{Note, Notes, Report};
+use crate::report::{Host, Note, Notes, Report};
 use crate::stop::Flag;
 
 /// The user interrupted before anything was measured.
@@ -104,7 +104,7 @@ pub(crate) fn worker_failure(workers: &[Arc<Worker>]) -> Option<String> {
 /// Warns when a side's test ended before its plan or was disturbed (a stall, an overrun);
 /// the same lines stand under its tables.
 pub(crate) fn warn_how_it_went(report: &Report, notes: Notes<'_>) {
-    if let Some(e) = report.ended_early() {
+    if let Some(e) = &report.end.early {
         notes(Note::Warn(format!("test ended early: {}", e.line())));
     }
     if let Some(d) = report.disturbance() {
@@ -133,4 +133,15 @@ pub(crate) fn applied(
         }
     }
     Some(got)
+}
+
+/// The host facts a report carries: name, OS line, CPUs and their clock.
+pub(crate) fn this_host() -> Host {
+    let (cpu_count, cpu_mhz) = crate::sys::cpu::host_cpu();
+    Host {
+        name: crate::sys::host::hostname(),
+        os: crate::sys::host::os_line(),
+        cpu_count,
+        cpu_mhz,
+    }
 }

@@ -6,10 +6,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::config::{Config, Role};
-use crate::report::{self, Notes, Report};
+use crate::report::{self, EndKind, Notes, Report};
 use crate::stop::Flag;
-use crate::timeline::End;
-use crate::{receiver, sender, stats};
+use crate::{receiver, sender};
 
 /// Everything a run measured: one report per side (two for `--loopback`).
 #[derive(Debug, Clone)]
@@ -23,16 +22,18 @@ impl Outcome {
     /// peer is this process's own interrupted sender, in loopback mode).
     pub(crate) fn failed(&self) -> bool {
         let interrupted = self.interrupted();
-        self.reports.iter().any(|r| match r.end {
-            End::Fault(_) => true,
-            End::PeerEnded => !interrupted && r.ended_early().is_some(),
-            End::Completed | End::Interrupted => false,
+        self.reports.iter().any(|r| match r.end.kind {
+            EndKind::Fault => true,
+            EndKind::PeerEnded => !interrupted && r.end.early.is_some(),
+            EndKind::Completed | EndKind::Interrupted => false,
         })
     }
 
     /// This process was interrupted (Ctrl+C, SIGTERM, SIGHUP).
     pub(crate) fn interrupted(&self) -> bool {
-        self.reports.iter().any(|r| r.end == End::Interrupted)
+        self.reports
+            .iter()
+            .any(|r| r.end.kind == EndKind::Interrupted)
     }
 }
 
@@ -57,7 +58,7 @@ pub(crate) fn exit_status(
     min_bps: Option<f64>,
     max_stall: Option<Duration>,
 ) -> u8 {
-    let stalled = |r: &Report| max_stall.is_some_and(|m| r.longest_stall.seconds > m.as_secs_f64());
+    let stalled = |r: &Report| max_stall.is_some_and(|m| r.longest_stall_s > m.as_secs_f64());
     if outcome.failed() || outcome.reports.iter().any(stalled) {
         return EXIT_FAILURE;
     }
@@ -75,7 +76,7 @@ pub(crate) fn exit_status(
     } else {
         receivers
     };
-    if judged.iter().any(|r| stats::bits_per_second(r) < min) {
+    if judged.iter().any(|r| r.totals.bits_per_second < min) {
         EXIT_BELOW_MIN
     } else {
         EXIT_OK
@@ -148,22 +149,21 @@ fn loopback(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<R
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn report(end: End) -> Report {
-        Report {
-            end,
-            ..report::fixture::seed_report()
-        }
-    }
+    use crate::report::Measured;
+    use crate::stats::fixture::seed_measured;
+    use crate::timeline::{End, Stall};
 
     #[test]
     fn the_worst_end_decides_the_exit_status() {
         let o = |ends: Vec<(End, Option<f64>)>| Outcome {
             reports: ends
                 .into_iter()
-                .map(|(end, planned_s)| Report {
-                    planned_s,
-                    ..report(end)
+                .map(|(end, planned_s)| {
+                    crate::stats::report(Measured {
+                        end,
+                        planned_s,
+                        ..seed_measured()
+                    })
                 })
                 .collect(),
         };
@@ -194,8 +194,15 @@ mod tests {
             1,
             "a fault outranks the floor"
         );
-        let mut stalled = o(vec![(End::Completed, plan)]);
-        stalled.reports[0].longest_stall.seconds = 2.1;
+        let stalled = Outcome {
+            reports: vec![crate::stats::report(Measured {
+                stall: Stall {
+                    seconds: 2.1,
+                    from_s: 0.5,
+                },
+                ..seed_measured()
+            })],
+        };
         let max = |s: f64| Some(Duration::from_secs_f64(s));
         assert_eq!(
             exit_status(&stalled, None, max(2.0)),

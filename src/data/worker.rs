@@ -144,7 +144,8 @@ impl Worker {
 }
 
 /// Socket options as the kernel set them (Linux doubles SO_SNDBUF/SO_RCVBUF requests).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Applied {
     /// TCP_NODELAY as read back.
     pub no_delay: bool,

@@ -25,9 +25,10 @@ use crate::control::{Connection, Incoming, Writer, windows};
 use crate::data::Flows;
 use crate::data::udp;
 use crate::data::{self, Worker};
+use crate::report::{EndKind, Report, Side};
 use crate::report::{Note, Notes};
-use crate::report::{Report, Side};
-use crate::role::{Crew, Interrupted, applied, warn_how_it_went, warn_negotiated};
+use crate::role::{Crew, Interrupted, applied, this_host, warn_how_it_went, warn_negotiated};
+use crate::stats;
 use crate::stop::Flag;
 use crate::sys::{affinity, limits};
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
@@ -272,7 +273,7 @@ async fn serve_tests(
         }
         flows_seen = *parts.flows.borrow();
         notes(Note::Report(Box::new(report.clone())));
-        let interrupted = report.end == End::Interrupted;
+        let interrupted = report.end.kind == EndKind::Interrupted;
         reports.push(report);
         if !cfg.hold || interrupted {
             break;
@@ -534,9 +535,10 @@ async fn test(
             count(|w| w.connections.load(Ordering::Acquire)) - accepted_before + open_at_start
         }
     };
-    let mut report = Report::from_window(
+    let mut report = stats::from_window(
         Side::Receiver,
         cfg,
+        this_host(),
         &ports,
         connections,
         cfg.linux_sync().then_some(negotiated),
@@ -544,9 +546,9 @@ async fn test(
     );
     report.socket.applied = applied(workers, cfg, notes);
     report.peers = peers;
-    if report.end == End::Completed && report.connections == 0 {
+    if report.end.kind == EndKind::Completed && report.connections == 0 {
         // A whole test without a single data connection (or datagram) measured nothing.
-        report.end = End::Fault("no data connection (or datagram) arrived during the test".into());
+        report.fail("no data connection (or datagram) arrived during the test");
     }
     warn_how_it_went(&report, notes);
     report

@@ -14,7 +14,7 @@ pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
     if !hide_per_thread {
         o.push_str("\n\nThread  Time(s) Throughput(KB/s) Avg B / Compl\n");
         o.push_str("======  ======= ================ =============\n");
-        for t in r.threads.iter().map(stats::thread) {
+        for t in r.threads.iter().map(stats::windows_thread) {
             let _ = writeln!(
                 o,
                 "{:>6} {:>8.3} {:>16.3} {:>13.3}",
@@ -22,7 +22,7 @@ pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
             );
         }
     }
-    let t = stats::totals(r);
+    let t = stats::windows(r);
     o.push_str("\n\n#####  Totals:  #####\n");
     o.push_str("\n\n   Bytes(MEG)    realtime(s) Avg Frame Size Throughput(MB/s)\n");
     o.push_str("================ =========== ============== ================\n");
@@ -52,7 +52,7 @@ pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
         "{:>12} {:>16} {:>11} {:>6} {:>10.3}",
         t.packets_sent, t.packets_received, t.retransmits, t.errors, t.cpu_pct
     );
-    if let Some(total) = r.udp_total() {
+    if let Some(total) = r.udp {
         udp_table(&mut o, r, &total, hide_per_thread);
     }
     // -V on a sender: which connection suffered (TCP_INFO at the end of the test).
@@ -125,7 +125,7 @@ fn udp_table(o: &mut String, r: &Report, total: &UdpResult, hide_per_thread: boo
 mod tests {
     use super::*;
     use crate::report::Side;
-    use crate::report::fixture::seed_report;
+    use crate::stats::fixture::seed_report;
     use crate::sys::cpu::CpuTimes;
 
     #[test]
@@ -143,12 +143,13 @@ mod tests {
 
     #[test]
     fn hidden_per_thread_table_and_cpu_note() {
-        let mut r = seed_report();
+        let r = seed_report();
         let got = render(&r, true);
         assert!(got.starts_with("\n\n#####  Totals:  #####\n"), "{got}");
         assert!(!got.contains("Thread  Time(s)"));
-        r.sys.cpu = CpuTimes::default();
-        let got = render(&r, false);
+        let mut idle = crate::stats::fixture::seed_measured();
+        idle.sys.cpu = CpuTimes::default();
+        let got = render(&crate::stats::report(idle), false);
         assert!(
             got.ends_with("\n\nNOTE::Avg CPU% drops below 0% if test duration is too short\n\n")
         );
@@ -159,7 +160,7 @@ mod tests {
         let mut r = seed_report();
         r.tcp_connections = vec![crate::sys::socket::ConnInfo {
             thread: 1,
-            ..crate::report::fixture::conn_info()
+            ..crate::stats::fixture::conn_info()
         }];
         assert!(!render(&r, false).contains("Conn Thread"), "only with -V");
         r.params.verbose = true;
@@ -176,22 +177,32 @@ mod tests {
 
     #[test]
     fn udp_receiver_table() {
-        let mut r = seed_report();
-        r.side = Side::Receiver;
-        r.params.protocol = crate::config::Protocol::Udp;
-        for (i, t) in r.threads.iter_mut().enumerate() {
-            t.udp = Some(UdpResult {
-                datagrams: 1000,
-                expected: 1000 + i as u64 * 10,
-                lost: Some(i as u64 * 10),
-                loss_percent: Some(i as f64 * 10.0 / (1000.0 + i as f64 * 10.0) * 100.0),
-                duplicates: Some(0),
-                out_of_order: Some(2),
-                unstamped: 0,
-                jitter_ms: Some(0.25),
-            });
-        }
-        r.threads[3].udp.as_mut().unwrap().jitter_ms = None;
+        // `unstamped_on_1`: thread 1 got only unstamped datagrams.
+        let udp = |unstamped_on_1: bool| {
+            crate::stats::fixture::seed_with(|m| {
+                m.side = Side::Receiver;
+                m.params.protocol = crate::config::Protocol::Udp;
+                for (i, t) in m.threads.iter_mut().enumerate() {
+                    t.udp = Some(UdpResult {
+                        datagrams: 1000,
+                        expected: 1000 + i as u64 * 10,
+                        lost: Some(i as u64 * 10),
+                        loss_percent: Some(i as f64 * 10.0 / (1000.0 + i as f64 * 10.0) * 100.0),
+                        duplicates: Some(0),
+                        out_of_order: Some(2),
+                        unstamped: 0,
+                        jitter_ms: (i != 3).then_some(0.25),
+                    });
+                }
+                if unstamped_on_1 {
+                    let u = m.threads[1].udp.as_mut().unwrap();
+                    (u.expected, u.lost, u.loss_percent) = (0, None, None);
+                    (u.duplicates, u.out_of_order) = (None, None);
+                    u.unstamped = 1000;
+                }
+            })
+        };
+        let r = udp(false);
         let got = render(&r, false);
         assert!(
             got.contains(
@@ -213,16 +224,7 @@ mod tests {
         let hidden = render(&r, true);
         assert!(hidden.contains(" Total ") && !hidden.contains("     0         1000"));
         // Only unstamped datagrams on a thread: what it lost is unknown, and so is the total.
-        let u = r.threads[1].udp.as_mut().unwrap();
-        (
-            u.expected,
-            u.lost,
-            u.loss_percent,
-            u.duplicates,
-            u.out_of_order,
-        ) = (0, None, None, None, None);
-        u.unstamped = 1000;
-        let got = render(&r, false);
+        let got = render(&udp(true), false);
         assert!(
             got.contains(
                 "     1         1000          n/a      n/a          n/a          n/a       0.250\n"
@@ -237,9 +239,8 @@ mod tests {
 
     #[test]
     fn receiver_frame_size_uses_received_segments() {
-        let mut r = seed_report();
-        r.side = Side::Receiver;
-        let t = stats::totals(&r);
-        assert!((t.avg_frame_size - r.total_bytes() as f64 / 2_161_992.0).abs() < 1e-9);
+        let r = crate::stats::fixture::seed_with(|m| m.side = Side::Receiver);
+        let t = stats::windows(&r);
+        assert!((t.avg_frame_size - r.totals.bytes as f64 / 2_161_992.0).abs() < 1e-9);
     }
 }

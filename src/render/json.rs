@@ -77,8 +77,8 @@ fn udp(u: &crate::report::UdpResult) -> J {
 pub(crate) fn linux(r: &Report) -> String {
     let p = &r.params;
     let l = stats::linux(r);
-    let w = stats::totals(r);
-    let (irq_total, irq_rate) = super::xml::dev_or_system_interrupts(r);
+    let w = stats::windows(r);
+    let (irq_total, irq_rate) = stats::dev_or_system_interrupts(r);
     let mut params = vec![
         ("sendSocketBuff", s(p.send_size)),
         ("recvSocketBuff", s(p.recv_size)),
@@ -132,7 +132,7 @@ pub(crate) fn linux(r: &Report) -> String {
                 let (kb, mb, mbps) = stats::linux_thread(r, t);
                 let mut members = vec![
                     ("index", s(t.index)),
-                    ("realTime", mv("s", format!("{:.3}", r.realtime_s))),
+                    ("realTime", mv("s", format!("{:.3}", r.duration_s))),
                     (
                         "throughputs",
                         J::A(vec![
@@ -143,7 +143,10 @@ pub(crate) fn linux(r: &Report) -> String {
                     ),
                     (
                         "avgBytesPerCompl",
-                        mv("B", format!("{:.3}", stats::thread(t).avg_bytes_per_compl)),
+                        mv(
+                            "B",
+                            format!("{:.3}", stats::windows_thread(t).avg_bytes_per_compl),
+                        ),
                     ),
                 ];
                 if let Some(u) = &t.udp {
@@ -156,14 +159,14 @@ pub(crate) fn linux(r: &Report) -> String {
     }
     top.extend([
         ("totalBytes", mv("MB", format!("{:.6}", l.mb))),
-        ("realTime", mv("s", format!("{:.6}", r.realtime_s))),
+        ("realTime", mv("s", format!("{:.6}", r.duration_s))),
         (
             "avgBytesPerCompl",
-            mv("B", format!("{:.3}", super::xml::avg_compl(r))),
+            mv("B", format!("{:.3}", stats::avg_compl(r))),
         ),
         (
             "threadsAvgBytesPerCompl",
-            mv("B", format!("{:.3}", super::xml::threads_avg_compl(r))),
+            mv("B", format!("{:.3}", stats::threads_avg_compl(r))),
         ),
         ("avgFrameSize", mv("B", format!("{:.3}", w.avg_frame_size))),
         (
@@ -196,37 +199,34 @@ pub(crate) fn linux(r: &Report) -> String {
         ("packets_retransmitted", s(w.retransmits)),
         ("errors", s(w.errors)),
     ]);
-    if let Some(u) = r.udp_total() {
+    if let Some(u) = r.udp {
         top.push(("udp", udp(&u)));
     }
     top.extend([
-        ("cpu", mv("%", format!("{:.3}", l.cpu_busy_all))),
+        ("cpu", mv("%", format!("{:.3}", r.cpu.process_percent))),
         ("bufferCount", s(format!("{:.0}", w.buffers.floor()))),
         ("bufferLen", s(r.buffer_len)),
         ("io", s(0)),
     ]);
-    if r.tcp_retrans.is_some() {
-        let mut items = vec![mv("retrans_segs", r.sys.tcp.retrans_segs.to_string())];
+    if r.tcp_retransmits.is_some() {
+        let mut items = vec![mv("retrans_segs", r.network.retransmits.to_string())];
         items.extend(
-            super::xml::retrans_rates(r)
+            stats::retrans_rates(r)
                 .into_iter()
                 .map(|(name, v)| mv(name, format!("{v:.2}"))),
         );
         top.push(("tcp_retransmits", J::A(items)));
     }
-    if let (true, Some(rtt)) = (p.verbose, r.average_rtt_us()) {
+    if let (true, Some(rtt)) = (p.verbose, stats::average_rtt_us(r)) {
         // Sic: the original's key has a space in it.
         top.push(("tcpAverageRtt metric", s(format!("{rtt} us"))));
     }
     top.push(("os", s(r.os.replace('\n', " "))));
-    top.push((
-        "longestStall",
-        mv("s", format!("{:.3}", r.longest_stall.seconds)),
-    ));
-    if let Some(o) = r.window_overrun_s() {
+    top.push(("longestStall", mv("s", format!("{:.3}", r.longest_stall_s))));
+    if let Some(o) = r.window_overrun_s {
         top.push(("windowOverrun", mv("s", format!("{o:.3}"))));
     }
-    if let Some(e) = r.ended_early() {
+    if let Some(e) = &r.end.early {
         let mut early = vec![
             ("by", s(e.by)),
             ("reason", s(&e.reason)),
@@ -250,7 +250,7 @@ pub(crate) fn linux(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::seed_report;
+    use crate::stats::fixture::seed_report;
 
     #[test]
     fn linux_file_matches_the_golden_copy_and_parses() {

@@ -37,10 +37,10 @@ pub(crate) fn format_throughput(bytes: u64, seconds: f64) -> String {
 /// The zero-copy notice, then the `--show-tcp-retrans`, `--show-nic-packets` and
 /// `--show-dev-interrupts` lines, without the log stamp; empty when none applies.
 pub(crate) fn extra_lines(r: &Report) -> Vec<String> {
-    let secs = r.realtime_s;
+    let secs = r.duration_s;
     let rate = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
     let mut o = Vec::new();
-    if let Some(e) = r.ended_early() {
+    if let Some(e) = &r.end.early {
         o.push(format!("test ended early\t:{}", e.line()));
     }
     if let Some(d) = r.disturbance() {
@@ -61,10 +61,10 @@ pub(crate) fn extra_lines(r: &Report) -> Vec<String> {
                 .into(),
         );
     }
-    if let Some(x) = &r.tcp_retrans {
+    if let Some(x) = &r.tcp_retransmits {
         o.push("tcp retransmit:".to_string());
         for (name, v) in [
-            ("retrans_segments", r.sys.tcp.retrans_segs),
+            ("retrans_segments", r.network.retransmits),
             ("lost_retrans", x.lost_retrans),
             ("syn_retrans", x.syn_retrans),
             ("fast_retrans", x.fast_retrans),
@@ -80,7 +80,7 @@ pub(crate) fn extra_lines(r: &Report) -> Vec<String> {
         o.push(format!("\t tx_packets\t:{}", n.tx_packets));
         o.push(format!("\t rx_packets\t:{}", n.rx_packets));
     }
-    if let Some(d) = &r.dev_interrupts {
+    if let Some(d) = &r.device_interrupts {
         o.push("interrupts:".into());
         o.push(format!("\t total\t\t:{}", d.total));
         o.push(format!("\t interrupts/sec\t:{:.3}", rate(d.total)));
@@ -99,8 +99,8 @@ pub(crate) fn extra_lines(r: &Report) -> Vec<String> {
 /// The UDP lines of the Totals block: datagrams sent (sender) or the receiver's
 /// accounting, per thread first with `verbose` when there are several.
 pub(crate) fn udp_lines(r: &Report, verbose: bool) -> Vec<String> {
-    let Some(total) = r.udp_total() else {
-        let sent: u64 = r.threads.iter().map(|t| t.ops).sum();
+    let Some(total) = r.udp else {
+        let sent: u64 = r.threads.iter().map(|t| t.calls).sum();
         return vec![format!("\t datagrams sent\t:{sent}")];
     };
     let na = |v: Option<f64>, unit: &str| v.map_or("n/a".into(), |v| format!("{v:.3}{unit}"));
@@ -139,30 +139,30 @@ pub(crate) fn udp_lines(r: &Report, verbose: bool) -> Vec<String> {
 /// block and the closing dashes.
 pub(crate) fn render(r: &Report, verbose: bool) -> String {
     let l = stats::linux(r);
-    let t = stats::totals(r);
+    let t = stats::windows(r);
     let mut o = String::new();
     let mut line = |text: String| o.push_str(&info(&text));
     if verbose {
         line("\tThread\tTime(s)\tThroughput".into());
         line("\t======\t=======\t==========".into());
         for th in &r.threads {
-            let tp = format_throughput(th.bytes, r.realtime_s);
-            line(format!("\t{}\t {:.2}\t {tp}", th.index, r.realtime_s));
+            let tp = format_throughput(th.bytes, r.duration_s);
+            line(format!("\t{}\t {:.2}\t {tp}", th.index, r.duration_s));
         }
     }
     if r.side == Side::Sender {
         line(format!("{} connections tested", r.connections));
     }
     line("#####  Totals:  #####".into());
-    line(format!("test duration\t:{:.2} seconds", r.realtime_s));
+    line(format!("test duration\t:{:.2} seconds", r.duration_s));
     line(format!(
         "longest stall\t:{:.2} seconds (from {:.2} s)",
-        r.longest_stall.seconds, r.longest_stall.from_s
+        r.longest_stall_s, r.longest_stall_from_s
     ));
-    line(format!("total bytes\t:{}", r.total_bytes()));
+    line(format!("total bytes\t:{}", r.totals.bytes));
     line(format!(
         "\t throughput\t:{}",
-        format_throughput(r.total_bytes(), r.realtime_s)
+        format_throughput(r.totals.bytes, r.duration_s)
     ));
     if r.is_udp() {
         // As upstream, no retransmit line for UDP; ours adds what the stamps tell.
@@ -175,16 +175,16 @@ pub(crate) fn render(r: &Report, verbose: bool) -> String {
     for extra in extra_lines(r) {
         line(extra);
     }
-    line(format!("cpu cores\t:{}", r.cpu_count));
-    line(format!("\t cpu speed\t:{:.3}MHz", r.cpu_mhz));
-    line(format!("\t user\t\t:{:.2}%", l.user));
-    line(format!("\t system\t\t:{:.2}%", l.system));
-    line(format!("\t idle\t\t:{:.2}%", l.idle));
-    line(format!("\t iowait\t\t:{:.2}%", l.iowait));
-    line(format!("\t softirq\t:{:.2}%", l.softirq));
+    line(format!("cpu cores\t:{}", r.cpu.cores));
+    line(format!("\t cpu speed\t:{:.3}MHz", r.cpu.mhz));
+    line(format!("\t user\t\t:{:.2}%", r.cpu.user_percent));
+    line(format!("\t system\t\t:{:.2}%", r.cpu.system_percent));
+    line(format!("\t idle\t\t:{:.2}%", r.cpu.idle_percent));
+    line(format!("\t iowait\t\t:{:.2}%", r.cpu.iowait_percent));
+    line(format!("\t softirq\t:{:.2}%", r.cpu.softirq_percent));
     line(format!("\t cycles/byte\t:{:.2}", l.cycles_per_byte));
-    line(format!("cpu busy (all)\t:{:.2}%", l.cpu_busy_all));
-    if let (true, Some(rtt)) = (verbose, r.average_rtt_us()) {
+    line(format!("cpu busy (all)\t:{:.2}%", r.cpu.process_percent));
+    if let (true, Some(rtt)) = (verbose, stats::average_rtt_us(r)) {
         line(format!("tcpi rtt\t\t:{rtt} us"));
     }
     let _ = writeln!(o, "{}", "-".repeat(57));
@@ -194,7 +194,6 @@ pub(crate) fn render(r: &Report, verbose: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::seed_report;
 
     #[test]
     fn throughput_format_matches_the_c_tool() {
@@ -210,8 +209,7 @@ mod tests {
 
     #[test]
     fn totals_block_without_timestamps() {
-        let mut r = seed_report();
-        r.threads.truncate(1);
+        let r = crate::stats::fixture::seed_with(|m| m.threads.truncate(1));
         let got = render(&r, true);
         // Strip the "HH:MM:SS " stamp of log lines; the dashes have none.
         let body: Vec<&str> = got
@@ -259,31 +257,41 @@ mod tests {
 mod udp_tests {
     use super::*;
     use crate::report::UdpResult;
-    use crate::report::fixture::seed_report;
 
     #[test]
     fn udp_lines_replace_retransmits_on_both_sides() {
-        let mut r = seed_report();
-        r.params.protocol = crate::config::Protocol::Udp;
-        let sender = render(&r, false);
+        let udp =
+            |m: &mut crate::report::Measured| m.params.protocol = crate::config::Protocol::Udp;
+        let sender = render(&crate::stats::fixture::seed_with(udp), false);
         assert!(!sender.contains("retrans segs"), "{sender}");
         assert!(
             sender.contains("INFO: \t datagrams sent\t:547888\n"),
             "{sender}"
         );
-        r.side = Side::Receiver;
-        for (i, t) in r.threads.iter_mut().enumerate() {
-            t.udp = Some(UdpResult {
-                datagrams: 100,
-                expected: 110,
-                lost: Some(10),
-                loss_percent: Some(10.0 / 1.1),
-                duplicates: Some(i as u64),
-                out_of_order: Some(1),
-                unstamped: 0,
-                jitter_ms: Some(0.5),
-            });
-        }
+        // The receiver's report, thread 0's figures as `first` leaves them.
+        let receiver = |first: &dyn Fn(&mut UdpResult)| {
+            crate::stats::fixture::seed_with(|m| {
+                udp(m);
+                m.side = Side::Receiver;
+                for (i, t) in m.threads.iter_mut().enumerate() {
+                    let mut u = UdpResult {
+                        datagrams: 100,
+                        expected: 110,
+                        lost: Some(10),
+                        loss_percent: Some(10.0 / 1.1),
+                        duplicates: Some(i as u64),
+                        out_of_order: Some(1),
+                        unstamped: 0,
+                        jitter_ms: Some(0.5),
+                    };
+                    if i == 0 {
+                        first(&mut u);
+                    }
+                    t.udp = Some(u);
+                }
+            })
+        };
+        let r = receiver(&|_| {});
         let got = udp_lines(&r, false);
         assert_eq!(
             got,
@@ -298,21 +306,17 @@ mod udp_tests {
         let verbose = udp_lines(&r, true);
         assert_eq!(verbose.len(), 5 * 5, "four threads, then the total");
         assert_eq!(verbose[0], "\t thread 0 datagrams\t:100");
-        r.threads[0].udp.as_mut().unwrap().unstamped = 7;
-        r.threads[0].udp.as_mut().unwrap().jitter_ms = None;
+        let some_unstamped = |u: &mut UdpResult| (u.unstamped, u.jitter_ms) = (7, None);
         assert!(
-            udp_lines(&r, false)
+            udp_lines(&receiver(&some_unstamped), false)
                 .contains(&"\t unstamped\t:7 (sent by another tool: loss unknown)".to_string())
         );
         // Nothing stamped on a thread: unknown figures say n/a, never 0.
-        let u = r.threads[0].udp.as_mut().unwrap();
-        (
-            u.expected,
-            u.lost,
-            u.duplicates,
-            u.out_of_order,
-            u.loss_percent,
-        ) = (0, None, None, None, None);
+        let r = receiver(&|u| {
+            some_unstamped(u);
+            (u.expected, u.lost, u.loss_percent) = (0, None, None);
+            (u.duplicates, u.out_of_order) = (None, None);
+        });
         let got = udp_lines(&r, false);
         assert_eq!(got[1], "\t lost\t\t:n/a of 330 (n/a)");
         assert_eq!(got[2], "\t duplicated\t:n/a");
@@ -323,13 +327,13 @@ mod udp_tests {
 mod extra_tests {
     use super::*;
     use crate::report::DevInterrupts;
-    use crate::report::fixture::seed_report;
+    use crate::stats::fixture::seed_report;
     use crate::sys::net::{NicPackets, TcpExt};
 
     /// The seed with every --show-* counter: 300.00515 s, so rates are v / 300.00515.
     pub(crate) fn seed_with_extras() -> Report {
         let mut r = seed_report();
-        r.tcp_retrans = Some(TcpExt {
+        r.tcp_retransmits = Some(TcpExt {
             lost_retrans: 3,
             syn_retrans: 0,
             fast_retrans: 4296,
@@ -342,7 +346,7 @@ mod extra_tests {
             rx_packets: 2_161_992,
             tx_packets: 25_324_915,
         });
-        r.dev_interrupts = Some(DevInterrupts {
+        r.device_interrupts = Some(DevInterrupts {
             pattern: "virtio".into(),
             total: 900_000,
         });

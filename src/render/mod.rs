@@ -13,13 +13,13 @@ pub(crate) mod xml;
 
 #[cfg(test)]
 mod tests {
-    use crate::report::fixture::cut_short;
+    use crate::stats::fixture::cut_short;
     use crate::timeline::End;
 
     #[test]
     fn a_short_window_says_who_ended_it_in_every_format() {
         let r = cut_short(End::PeerEnded, Some(6.0));
-        let e = r.ended_early().expect("ended early");
+        let e = r.end.early.clone().expect("ended early");
         assert_eq!(
             (e.by, e.measured_s, e.planned_s),
             ("sender", 2.0, Some(6.0))
@@ -41,20 +41,27 @@ mod tests {
         assert!(super::xml::windows(&r, false).contains(tag));
         let j: serde_json::Value = serde_json::from_str(&super::json::linux(&r)).unwrap();
         assert_eq!(j["ntttcpr"]["endedEarly"]["plannedSeconds"], "6.000", "{j}");
-        let view = serde_json::to_value(super::schema::EndView::of(&r)).unwrap();
-        assert_eq!(view["early"]["by"], "sender", "{view}");
+        let doc = serde_json::to_value(&r).unwrap();
+        assert_eq!(doc["end"]["early"]["by"], "sender", "{doc}");
     }
 
     #[test]
     fn stalls_and_overruns_are_said_in_every_format() {
-        let mut r = cut_short(End::Completed, Some(10.0));
-        assert_eq!(r.disturbance(), None);
-        r.realtime_s = 11.96;
-        r.longest_stall = crate::timeline::Stall {
-            seconds: 2.1,
-            from_s: 2.0,
+        assert_eq!(cut_short(End::Completed, Some(10.0)).disturbance(), None);
+        let disturbed = |seconds: f64| {
+            crate::stats::report(crate::report::Measured {
+                side: crate::report::Side::Receiver,
+                planned_s: Some(10.0),
+                seconds,
+                stall: crate::timeline::Stall {
+                    seconds: 2.1,
+                    from_s: 2.0,
+                },
+                ..crate::stats::fixture::seed_measured()
+            })
         };
-        assert!((r.window_overrun_s().unwrap() - 1.96).abs() < 1e-9);
+        let r = disturbed(11.96);
+        assert!((r.window_overrun_s.unwrap() - 1.96).abs() < 1e-9);
         let line = r.disturbance().unwrap();
         assert_eq!(
             line,
@@ -67,11 +74,10 @@ mod tests {
         assert!(
             super::xml::linux(&r).contains("<window_overrun metric=\"s\">1.960</window_overrun>")
         );
-        let doc = serde_json::to_value(super::schema::SideReport::new(&r)).unwrap();
+        let doc = serde_json::to_value(&r).unwrap();
         assert_eq!(doc["longest_stall_s"], 2.1);
         // Within 1 % of the plan is no overrun.
-        r.realtime_s = 10.09;
-        assert_eq!(r.window_overrun_s(), None);
+        assert_eq!(disturbed(10.09).window_overrun_s, None);
     }
 
     #[test]
@@ -79,7 +85,7 @@ mod tests {
         let f = cut_short(End::Fault("sender 1.2.3.4 closed".into()), None);
         for r in [cut_short(End::Completed, Some(6.0)), f] {
             let has = super::xml::linux(&r).contains("<ended_early");
-            assert_eq!(has, r.ended_early().is_some());
+            assert_eq!(has, r.end.early.is_some());
         }
     }
 }

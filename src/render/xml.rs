@@ -70,7 +70,7 @@ fn root(r: &Report) -> &'static str {
 pub(crate) fn linux(r: &Report) -> String {
     let p = &r.params;
     let l = stats::linux(r);
-    let w = stats::totals(r);
+    let w = stats::windows(r);
     let mut d = Doc(String::new());
     let attrs = format!(
         " computername=\"{}\" version=\"5.33-linux\"",
@@ -116,11 +116,11 @@ pub(crate) fn linux(r: &Report) -> String {
         for t in &r.threads {
             let (kb, mb, mbps) = stats::linux_thread(r, t);
             d.open(1, "thread", &format!(" index=\"{}\"", t.index));
-            d.metric(2, "realtime", "s", format!("{:.3}", r.realtime_s));
+            d.metric(2, "realtime", "s", format!("{:.3}", r.duration_s));
             d.metric(2, "throughput", "KB/s", format!("{kb:.3}"));
             d.metric(2, "throughput", "MB/s", format!("{mb:.3}"));
             d.metric(2, "throughput", "mbps", format!("{mbps:.3}"));
-            let avg = stats::thread(t).avg_bytes_per_compl;
+            let avg = stats::windows_thread(t).avg_bytes_per_compl;
             d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
             udp(&mut d, 2, t.udp.as_ref());
             d.close(1, "thread");
@@ -130,14 +130,14 @@ pub(crate) fn linux(r: &Report) -> String {
         d.el(1, "conns_tested", r.connections);
     }
     d.metric(1, "total_bytes", "MB", format!("{:.6}", l.mb));
-    d.metric(1, "realtime", "s", format!("{:.6}", r.realtime_s));
+    d.metric(1, "realtime", "s", format!("{:.6}", r.duration_s));
     sizes(&mut d, r, &w);
     d.metric(1, "throughput", "MB/s", format!("{:.3}", l.mb_per_s));
     d.metric(1, "throughput", "mbps", format!("{:.3}", l.mbps));
     d.metric(1, "throughput", "Bps", format!("{:.3}", l.bytes_per_s));
     buffers(&mut d, &w);
     // --show-dev-interrupts narrows these to the device's lines, as upstream.
-    let (irq_total, irq_rate) = dev_or_system_interrupts(r);
+    let (irq_total, irq_rate) = stats::dev_or_system_interrupts(r);
     d.metric(1, "interrupts", "count/sec", format!("{irq_rate:.3}"));
     d.metric(1, "total_interrupts", "count", irq_total);
     d.metric(1, "dpcs", "count/sec", format!("{:.3}", w.dpcs_per_s));
@@ -151,33 +151,38 @@ pub(crate) fn linux(r: &Report) -> String {
     d.el(1, "packets_received", w.packets_received);
     d.el(1, "packets_retransmitted", w.retransmits);
     d.el(1, "errors", w.errors);
-    udp(&mut d, 1, r.udp_total().as_ref());
+    udp(&mut d, 1, r.udp.as_ref());
     d.el(1, "bufferCount", format!("{:.0}", w.buffers.floor()));
     d.el(1, "bufferLen", r.buffer_len);
-    if r.tcp_retrans.is_some() {
-        for (i, (name, v)) in retrans_rates(r).into_iter().enumerate() {
+    if r.tcp_retransmits.is_some() {
+        for (i, (name, v)) in stats::retrans_rates(r).into_iter().enumerate() {
             if i == 0 {
-                d.metric(1, "tcp_retransmits", "retrans_segs", r.sys.tcp.retrans_segs);
+                d.metric(1, "tcp_retransmits", "retrans_segs", r.network.retransmits);
             }
             d.metric(1, "tcp_retransmits", name, format!("{v:.2}"));
         }
     }
-    d.metric(1, "cpu_cores", "cpu cores", r.cpu_count);
-    d.metric(1, "cpu_speed", "MHz", format!("{:.3}", r.cpu_mhz));
-    d.metric(1, "user", "%", format!("{:.2}", l.user));
-    d.metric(1, "system", "%", format!("{:.2}", l.system));
-    d.metric(1, "idle", "%", format!("{:.2}", l.idle));
-    d.metric(1, "iowait", "%", format!("{:.2}", l.iowait));
-    d.metric(1, "softirq", "%", format!("{:.2}", l.softirq));
+    d.metric(1, "cpu_cores", "cpu cores", r.cpu.cores);
+    d.metric(1, "cpu_speed", "MHz", format!("{:.3}", r.cpu.mhz));
+    d.metric(1, "user", "%", format!("{:.2}", r.cpu.user_percent));
+    d.metric(1, "system", "%", format!("{:.2}", r.cpu.system_percent));
+    d.metric(1, "idle", "%", format!("{:.2}", r.cpu.idle_percent));
+    d.metric(1, "iowait", "%", format!("{:.2}", r.cpu.iowait_percent));
+    d.metric(1, "softirq", "%", format!("{:.2}", r.cpu.softirq_percent));
     d.metric(
         1,
         "cycles_per_byte",
         "cycles/byte",
         format!("{:.2}", l.cycles_per_byte),
     );
-    d.metric(1, "cpu_busy_all", "%", format!("{:.2}", l.cpu_busy_all));
+    d.metric(
+        1,
+        "cpu_busy_all",
+        "%",
+        format!("{:.2}", r.cpu.process_percent),
+    );
     d.el(1, "io", 0);
-    if let (true, Some(rtt)) = (p.verbose, r.average_rtt_us()) {
+    if let (true, Some(rtt)) = (p.verbose, stats::average_rtt_us(r)) {
         d.metric(1, "tcp_average_rtt", "us", rtt);
     }
     d.el(1, "os", escape(&r.os));
@@ -189,16 +194,11 @@ pub(crate) fn linux(r: &Report) -> String {
 /// The longest stall and any overrun, and `<ended_early by=".." measured_s=".."
 /// planned_s="..">reason</ended_early>` when the measurement fell short of its plan.
 fn how_it_ended(d: &mut Doc, r: &Report) {
-    d.metric(
-        1,
-        "longest_stall",
-        "s",
-        format!("{:.3}", r.longest_stall.seconds),
-    );
-    if let Some(o) = r.window_overrun_s() {
+    d.metric(1, "longest_stall", "s", format!("{:.3}", r.longest_stall_s));
+    if let Some(o) = r.window_overrun_s {
         d.metric(1, "window_overrun", "s", format!("{o:.3}"));
     }
-    if let Some(e) = r.ended_early() {
+    if let Some(e) = &r.end.early {
         let planned = e
             .planned_s
             .map_or(String::new(), |p| format!(" planned_s=\"{p:.3}\""));
@@ -209,41 +209,6 @@ fn how_it_ended(d: &mut Doc, r: &Report) {
             escape(&e.reason)
         ));
     }
-}
-
-/// (total, per second) of `--show-dev-interrupts` if given, else of all interrupts.
-pub(crate) fn dev_or_system_interrupts(r: &Report) -> (u64, f64) {
-    let total = r
-        .dev_interrupts
-        .as_ref()
-        .map_or(r.sys.interrupts, |d| d.total);
-    let rate = if r.realtime_s > 0.0 {
-        total as f64 / r.realtime_s
-    } else {
-        0.0
-    };
-    (total, rate)
-}
-
-/// The seven `--show-tcp-retrans` rates, named as ntttcp-for-linux's files name them.
-pub(crate) fn retrans_rates(r: &Report) -> Vec<(&'static str, f64)> {
-    let x = r.tcp_retrans.unwrap_or_default();
-    let rate = |v: u64| {
-        if r.realtime_s > 0.0 {
-            v as f64 / r.realtime_s
-        } else {
-            0.0
-        }
-    };
-    vec![
-        ("retrans_segments_per_sec", rate(r.sys.tcp.retrans_segs)),
-        ("lost_retrans_per_sec", rate(x.lost_retrans)),
-        ("syn_retrans_per_sec", rate(x.syn_retrans)),
-        ("fast_retrans_per_sec", rate(x.fast_retrans)),
-        ("forward_retrans_per_sec", rate(x.forward_retrans)),
-        ("slowStart_retrans_per_sec", rate(x.slow_start_retrans)),
-        ("retrans_fail_per_sec", rate(x.retrans_fail)),
-    ]
 }
 
 /// The rest of `<parameters>`: the fixed list, then the zero-copy paths in use (only
@@ -293,14 +258,14 @@ fn socket_buff(size: Option<usize>) -> String {
 }
 
 /// The three size figures both XML files carry, in this order.
-fn sizes(d: &mut Doc, r: &Report, w: &stats::Totals) {
+fn sizes(d: &mut Doc, r: &Report, w: &stats::WindowsTotals) {
     d.metric(
         1,
         "avg_bytes_per_compl",
         "B",
-        format!("{:.3}", avg_compl(r)),
+        format!("{:.3}", stats::avg_compl(r)),
     );
-    let threads_avg = threads_avg_compl(r);
+    let threads_avg = stats::threads_avg_compl(r);
     d.metric(
         1,
         "threads_avg_bytes_per_compl",
@@ -311,7 +276,7 @@ fn sizes(d: &mut Doc, r: &Report, w: &stats::Totals) {
 }
 
 /// The buffer counts and packets per interrupt both XML files carry, in this order.
-fn buffers(d: &mut Doc, w: &stats::Totals) {
+fn buffers(d: &mut Doc, w: &stats::WindowsTotals) {
     d.el(1, "total_buffers", format!("{:.3}", w.buffers));
     d.metric(
         1,
@@ -328,36 +293,12 @@ fn buffers(d: &mut Doc, w: &stats::Totals) {
     );
 }
 
-/// Bytes the calls moved / completed calls.
-pub(crate) fn avg_compl(r: &Report) -> f64 {
-    let ops: u64 = r.threads.iter().map(|t| t.ops).sum();
-    let bytes: u64 = r.threads.iter().map(|t| t.call_bytes()).sum();
-    if ops == 0 {
-        0.0
-    } else {
-        bytes as f64 / ops as f64
-    }
-}
-
-/// Mean of the per-thread bytes / completed calls.
-pub(crate) fn threads_avg_compl(r: &Report) -> f64 {
-    if r.threads.is_empty() {
-        return 0.0;
-    }
-    let sum: f64 = r
-        .threads
-        .iter()
-        .map(|t| stats::thread(t).avg_bytes_per_compl)
-        .sum();
-    sum / r.threads.len() as f64
-}
-
 /// The Windows NTttcp `-xml` file (per-thread blocks unless `hide_per_thread`).
 pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
     let p = &r.params;
-    let w = stats::totals(r);
-    let bytes = r.total_bytes() as f64;
-    let secs = r.realtime_s;
+    let w = stats::windows(r);
+    let bytes = r.totals.bytes as f64;
+    let secs = r.duration_s;
     let per_s = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
     let ms = |s: u32| u64::from(s) * 1000;
     let threads = p.ports * p.threads_per_port as usize;
@@ -430,7 +371,7 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
                 format!("{:.3}", per_s(b) * 8.0 / 1e6),
             );
             d.metric(2, "throughput", "Bps", format!("{:.1}", per_s(b)));
-            let avg = stats::thread(t).avg_bytes_per_compl;
+            let avg = stats::windows_thread(t).avg_bytes_per_compl;
             d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
             udp(&mut d, 2, t.udp.as_ref());
             d.close(1, "thread");
@@ -466,9 +407,9 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
     d.el(1, "packets_received", w.packets_received);
     d.el(1, "packets_retransmitted", w.retransmits);
     d.el(1, "errors", w.errors);
-    udp(&mut d, 1, r.udp_total().as_ref());
+    udp(&mut d, 1, r.udp.as_ref());
     d.metric(1, "cpu", "%", format!("{:.3}", w.cpu_pct));
-    d.el(1, "num_processors", r.cpu_count);
+    d.el(1, "num_processors", r.cpu.cores);
     // Time mode: NTttcp's buffer count is "unlimited", 2^63 - 1.
     d.el(1, "bufferCount", i64::MAX);
     d.el(1, "bufferLen", r.buffer_len);
@@ -481,7 +422,7 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::seed_report;
+    use crate::stats::fixture::seed_report;
 
     #[test]
     fn escapes_markup_in_text() {

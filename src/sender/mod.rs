@@ -21,7 +21,10 @@ use crate::data::{self, SendPlan, Worker};
 use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
 use crate::report::{Note, Notes};
 use crate::report::{Report, Side};
-use crate::role::{Crew, Interrupted, applied, warn_how_it_went, warn_negotiated, worker_failure};
+use crate::role::{
+    Crew, Interrupted, applied, this_host, warn_how_it_went, warn_negotiated, worker_failure,
+};
+use crate::stats;
 use crate::stop::Flag;
 use crate::sys::affinity;
 use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
@@ -330,9 +333,10 @@ fn report(
         .iter()
         .map(|t| cfg.port(t.port_index))
         .collect();
-    let mut report = Report::from_window(
+    let mut report = stats::from_window(
         Side::Sender,
         cfg,
+        this_host(),
         &ports,
         cfg.sender_connections(),
         cfg.linux_sync().then_some(negotiated),

@@ -48,7 +48,8 @@ pub(crate) fn parse_tcp(snmp: &str) -> Option<TcpCounters> {
 
 /// The system-wide UDP MIB counters (IPv4 and IPv6 together): NTttcp's packet and error
 /// columns for UDP tests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct UdpCounters {
     /// Datagrams delivered to sockets (`InDatagrams`).
     pub in_datagrams: u64,
@@ -104,7 +105,8 @@ pub(crate) fn parse_udp(snmp: &str, snmp6: &str) -> UdpCounters {
 
 /// TcpExt retransmit counters of /proc/net/netstat (`--show-tcp-retrans`); a counter
 /// the kernel no longer has (TCPForwardRetrans is gone from recent kernels) reads 0.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct TcpExt {
     /// `TCPLostRetransmit`.
     pub lost_retrans: u64,
@@ -159,7 +161,8 @@ pub(crate) fn parse_tcp_ext(netstat: &str) -> Option<TcpExt> {
 }
 
 /// Packet counters of one interface.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct NicPackets {
     /// Interface name.
     pub name: String,

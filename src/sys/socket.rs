@@ -6,7 +6,8 @@ use serde::Serialize;
 
 /// One connection's TCP state, read at the end of the test (counters cover the
 /// connection's whole life, warm-up included).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct ConnInfo {
     /// Sender thread that owned the connection.
     pub thread: usize,

@@ -54,7 +54,8 @@ pub(crate) struct IntervalSample {
 }
 
 /// Datagrams expected and lost during one interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct IntervalLoss {
     /// Stamped datagrams the sequence numbers say were sent.
     pub expected: u64,
