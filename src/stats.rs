@@ -18,6 +18,48 @@ fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { 0.0 }
 }
 
+/// `v` per second over `secs` (0 for an empty window).
+pub(crate) fn per_second(v: f64, secs: f64) -> f64 {
+    ratio(v, secs)
+}
+
+/// Bits per second of `bytes` over `secs`.
+pub(crate) fn bits_per_second(bytes: u64, secs: f64) -> f64 {
+    ratio(bytes as f64 * 8.0, secs)
+}
+
+/// One rate in the units the files print: bytes per second, KiB/s, MiB/s and decimal
+/// Mbit/s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Rate {
+    /// Bytes per second.
+    pub bytes_per_s: f64,
+    /// Bytes / 1024 per second.
+    pub kib_per_s: f64,
+    /// Bytes / 2^20 per second.
+    pub mib_per_s: f64,
+    /// Bits / 10^6 per second.
+    pub mbps: f64,
+}
+
+/// The rate of `bytes` over `secs`.
+pub(crate) fn rate(bytes: u64, secs: f64) -> Rate {
+    let b = ratio(bytes as f64, secs);
+    Rate {
+        bytes_per_s: b,
+        kib_per_s: b / KB,
+        mib_per_s: b / MB,
+        mbps: b * 8.0 / 1e6,
+    }
+}
+
+/// `--show-nic-packets` with `--show-dev-interrupts`: the interface's packets (both
+/// ways) per interrupt.
+pub(crate) fn packets_per_interrupt(r: &Report) -> Option<f64> {
+    let (n, d) = (r.nic.as_ref()?, r.device_interrupts.as_ref()?);
+    Some(ratio((n.tx_packets + n.rx_packets) as f64, d.total as f64))
+}
+
 /// The report of a measured window: every figure computed once, here.
 pub(crate) fn report(mut m: Measured) -> Report {
     let threads: Vec<Thread> = std::mem::take(&mut m.threads)

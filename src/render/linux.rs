@@ -20,11 +20,7 @@ pub(crate) fn info(text: &str) -> String {
 /// ntttcp-for-linux's throughput format: bits per second scaled by 1000 up to Gbps
 /// (never further), two decimals, unit glued on: `40.15Gbps`.
 pub(crate) fn format_throughput(bytes: u64, seconds: f64) -> String {
-    let mut x = if seconds > 0.0 {
-        bytes as f64 * 8.0 / seconds
-    } else {
-        0.0
-    };
+    let mut x = stats::bits_per_second(bytes, seconds);
     let units = ["bps", "Kbps", "Mbps", "Gbps"];
     let mut u = 0;
     while x > 1000.0 && u < units.len() - 1 {
@@ -37,8 +33,7 @@ pub(crate) fn format_throughput(bytes: u64, seconds: f64) -> String {
 /// The zero-copy notice, then the `--show-tcp-retrans`, `--show-nic-packets` and
 /// `--show-dev-interrupts` lines, without the log stamp; empty when none applies.
 pub(crate) fn extra_lines(r: &Report) -> Vec<String> {
-    let secs = r.duration_s;
-    let rate = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+    let rate = |v: u64| stats::per_second(v as f64, r.duration_s);
     let mut o = Vec::new();
     if let Some(e) = &r.end.early {
         o.push(format!("test ended early\t:{}", e.line()));
@@ -84,12 +79,7 @@ pub(crate) fn extra_lines(r: &Report) -> Vec<String> {
         o.push("interrupts:".into());
         o.push(format!("\t total\t\t:{}", d.total));
         o.push(format!("\t interrupts/sec\t:{:.3}", rate(d.total)));
-        if let Some(n) = &r.nic {
-            let per = if d.total > 0 {
-                (n.tx_packets + n.rx_packets) as f64 / d.total as f64
-            } else {
-                0.0
-            };
+        if let Some(per) = stats::packets_per_interrupt(r) {
             o.push(format!("\t pkts/interrupt\t:{per:.2}"));
         }
     }

@@ -32,12 +32,7 @@ fn step(max: f64) -> f64 {
 /// Renders the chart; `samples` are one side's intervals in order.
 pub(crate) fn svg(title: &str, samples: &[IntervalSample]) -> String {
     let gbit = |bytes: u64, s: &IntervalSample| {
-        let secs = s.end_s - s.start_s;
-        if secs > 0.0 {
-            bytes as f64 * 8.0 / secs / 1e9
-        } else {
-            0.0
-        }
+        crate::stats::bits_per_second(bytes, s.end_s - s.start_s) / 1e9
     };
     let threads = samples.first().map_or(0, |s| s.thread_bytes.len());
     let total: Vec<(f64, f64)> = samples

@@ -297,9 +297,7 @@ fn buffers(d: &mut Doc, w: &stats::WindowsTotals) {
 pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
     let p = &r.params;
     let w = stats::windows(r);
-    let bytes = r.totals.bytes as f64;
     let secs = r.duration_s;
-    let per_s = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
     let ms = |s: u32| u64::from(s) * 1000;
     let threads = p.ports * p.threads_per_port as usize;
     let mut d = Doc(String::new());
@@ -354,23 +352,13 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
     if !hide_per_thread {
         for t in &r.threads {
             // As NTttcp does, per-thread XML rates divide by the total realtime.
-            let b = t.bytes as f64;
+            let rate = stats::rate(t.bytes, secs);
             d.open(1, "thread", &format!(" index=\"{}\"", t.index));
             d.metric(2, "realtime", "s", format!("{:.3}", t.seconds));
-            d.metric(2, "throughput", "KB/s", format!("{:.3}", per_s(b) / 1024.0));
-            d.metric(
-                2,
-                "throughput",
-                "MB/s",
-                format!("{:.3}", per_s(b) / 1048576.0),
-            );
-            d.metric(
-                2,
-                "throughput",
-                "mbps",
-                format!("{:.3}", per_s(b) * 8.0 / 1e6),
-            );
-            d.metric(2, "throughput", "Bps", format!("{:.1}", per_s(b)));
+            d.metric(2, "throughput", "KB/s", format!("{:.3}", rate.kib_per_s));
+            d.metric(2, "throughput", "MB/s", format!("{:.3}", rate.mib_per_s));
+            d.metric(2, "throughput", "mbps", format!("{:.3}", rate.mbps));
+            d.metric(2, "throughput", "Bps", format!("{:.1}", rate.bytes_per_s));
             let avg = stats::windows_thread(t).avg_bytes_per_compl;
             d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
             udp(&mut d, 2, t.udp.as_ref());
@@ -381,13 +369,9 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
     d.metric(1, "realtime", "s", format!("{secs:.6}"));
     sizes(&mut d, r, &w);
     d.metric(1, "throughput", "MB/s", format!("{:.3}", w.mb_per_s));
-    d.metric(
-        1,
-        "throughput",
-        "mbps",
-        format!("{:.3}", per_s(bytes) * 8.0 / 1e6),
-    );
-    d.metric(1, "throughput", "Bps", format!("{:.1}", per_s(bytes)));
+    let total = stats::rate(r.totals.bytes, secs);
+    d.metric(1, "throughput", "mbps", format!("{:.3}", total.mbps));
+    d.metric(1, "throughput", "Bps", format!("{:.1}", total.bytes_per_s));
     buffers(&mut d, &w);
     d.metric(1, "interrupts", "count/sec", format!("{:.3}", w.intr_per_s));
     d.metric(1, "dpcs", "count/sec", format!("{:.3}", w.dpcs_per_s));
