@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::report::{Report, Side};
+use crate::report::Report;
 use crate::stats;
 
 /// A JSON value in the original's shape: strings, objects and arrays only.
@@ -53,7 +53,7 @@ fn write(o: &mut String, v: &J, depth: usize) {
 }
 
 fn tf(b: bool) -> J {
-    s(if b { "True" } else { "False" })
+    s(super::tf(b))
 }
 
 /// A UDP receiver's accounting, in the file's metric/value style (the original has none).
@@ -73,12 +73,46 @@ fn udp(u: &crate::report::UdpResult) -> J {
     J::A(items.into_iter().flatten().collect())
 }
 
+/// A member of a JSON object.
+type Member = (&'static str, J);
+
 /// The ntttcp-for-linux `-j` file.
 pub(crate) fn linux(r: &Report) -> String {
+    let mut top = vec![
+        ("computername", s(&r.host)),
+        ("version", s("5.33-linux")),
+        ("parameters", parameters(r)),
+    ];
+    if r.params.verbose {
+        top.push((
+            "threads",
+            J::A(r.threads.iter().map(|t| thread(r, t)).collect()),
+        ));
+    }
+    top.extend(totals(r));
+    if let Some(u) = r.udp {
+        top.push(("udp", udp(&u)));
+    }
+    top.extend([
+        ("cpu", mv("%", format!("{:.3}", r.cpu.process_percent))),
+        ("bufferCount", s(format!("{:.0}", r.totals.buffers.floor()))),
+        ("bufferLen", s(r.buffer_len)),
+        ("io", s(0)),
+    ]);
+    top.extend(extras(r));
+    let mut o = String::new();
+    write(
+        &mut o,
+        &J::O(vec![(super::file_root(r.side), J::O(top))]),
+        0,
+    );
+    o.push('\n');
+    o
+}
+
+/// `parameters`: the original's fixed list, then the zero-copy paths when one is on.
+fn parameters(r: &Report) -> J {
     let p = &r.params;
-    let l = stats::linux(r);
-    let w = stats::windows(r);
-    let (irq_total, irq_rate) = stats::dev_or_system_interrupts(r);
     let mut params = vec![
         ("sendSocketBuff", s(p.send_size)),
         ("recvSocketBuff", s(p.recv_size)),
@@ -118,96 +152,77 @@ pub(crate) fn linux(r: &Report) -> String {
         params.push(("zeroCopySendfile", tf(z.sendfile)));
         params.push(("zeroCopySkipRxCopy", tf(z.skip_rx_copy)));
     }
-    let params = J::O(params);
-    let mut top = vec![
-        ("computername", s(&r.host)),
-        ("version", s("5.33-linux")),
-        ("parameters", params),
-    ];
-    if p.verbose {
-        let threads = r
-            .threads
-            .iter()
-            .map(|t| {
-                let (kb, mb, mbps) = stats::linux_thread(r, t);
-                let mut members = vec![
-                    ("index", s(t.index)),
-                    ("realTime", mv("s", format!("{:.3}", r.duration_s))),
-                    (
-                        "throughputs",
-                        J::A(vec![
-                            mv("KB/s", format!("{kb:.3}")),
-                            mv("MB/s", format!("{mb:.3}")),
-                            mv("mbps", format!("{mbps:.3}")),
-                        ]),
-                    ),
-                    (
-                        "avgBytesPerCompl",
-                        mv(
-                            "B",
-                            format!("{:.3}", stats::windows_thread(t).avg_bytes_per_compl),
-                        ),
-                    ),
-                ];
-                if let Some(u) = &t.udp {
-                    members.push(("udp", udp(u)));
-                }
-                J::O(members)
-            })
-            .collect();
-        top.push(("threads", J::A(threads)));
-    }
-    top.extend([
-        ("totalBytes", mv("MB", format!("{:.6}", l.mb))),
-        ("realTime", mv("s", format!("{:.6}", r.duration_s))),
-        (
-            "avgBytesPerCompl",
-            mv("B", format!("{:.3}", stats::avg_compl(r))),
-        ),
-        (
-            "threadsAvgBytesPerCompl",
-            mv("B", format!("{:.3}", stats::threads_avg_compl(r))),
-        ),
-        ("avgFrameSize", mv("B", format!("{:.3}", w.avg_frame_size))),
+    J::O(params)
+}
+
+/// One entry of `threads` (`-V`).
+fn thread(r: &Report, t: &crate::report::Thread) -> J {
+    let (kb, mb, mbps) = stats::linux_thread(r, t);
+    let avg = stats::windows_thread(t).avg_bytes_per_compl;
+    let mut members = vec![
+        ("index", s(t.index)),
+        ("realTime", mv("s", format!("{:.3}", r.duration_s))),
         (
             "throughputs",
             J::A(vec![
-                mv("MB/s", format!("{:.3}", l.mb_per_s)),
-                mv("mbps", format!("{:.3}", l.mbps)),
-                mv("Bps", format!("{:.3}", l.bytes_per_s)),
-                mv("buffer/s", format!("{:.3}", w.buffers_per_s)),
+                mv("KB/s", format!("{kb:.3}")),
+                mv("MB/s", format!("{mb:.3}")),
+                mv("mbps", format!("{mbps:.3}")),
+            ]),
+        ),
+        ("avgBytesPerCompl", mv("B", format!("{avg:.3}"))),
+    ];
+    if let Some(u) = &t.udp {
+        members.push(("udp", udp(u)));
+    }
+    J::O(members)
+}
+
+/// The totals: bytes, time, rates, packets, interrupts and cycles.
+fn totals(r: &Report) -> Vec<Member> {
+    let l = stats::linux(r);
+    let w = stats::windows(r);
+    let (irq_total, irq_rate) = stats::dev_or_system_interrupts(r);
+    let m = |unit: &'static str, v: f64| mv(unit, format!("{v:.3}"));
+    vec![
+        ("totalBytes", mv("MB", format!("{:.6}", l.mb))),
+        ("realTime", mv("s", format!("{:.6}", r.duration_s))),
+        ("avgBytesPerCompl", m("B", stats::avg_compl(r))),
+        (
+            "threadsAvgBytesPerCompl",
+            m("B", stats::threads_avg_compl(r)),
+        ),
+        ("avgFrameSize", m("B", w.avg_frame_size)),
+        (
+            "throughputs",
+            J::A(vec![
+                m("MB/s", l.mb_per_s),
+                m("mbps", l.mbps),
+                m("Bps", l.bytes_per_s),
+                m("buffer/s", w.buffers_per_s),
             ]),
         ),
         ("totalBuffers", s(format!("{:.3}", w.buffers))),
         (
             "avgPacketsPerInterrupt",
-            mv("packets/interrupt", format!("{:.3}", w.pkts_per_intr)),
+            m("packets/interrupt", w.pkts_per_intr),
         ),
-        ("interrupt", mv("count/sec", format!("{irq_rate:.3}"))),
+        ("interrupt", m("count/sec", irq_rate)),
         ("interruptTotal", mv("count", irq_total.to_string())),
-        ("dpcs", mv("count/sec", format!("{:.3}", w.dpcs_per_s))),
-        (
-            "avgPacketsPerDpc",
-            mv("packets/dpc", format!("{:.3}", w.pkts_per_dpc)),
-        ),
-        (
-            "cycles",
-            mv("cycles/byte", format!("{:.3}", l.cycles_per_byte)),
-        ),
+        ("dpcs", m("count/sec", w.dpcs_per_s)),
+        ("avgPacketsPerDpc", m("packets/dpc", w.pkts_per_dpc)),
+        ("cycles", m("cycles/byte", l.cycles_per_byte)),
         ("packetsSent", s(w.packets_sent)),
         ("packetsReceived", s(w.packets_received)),
         ("packets_retransmitted", s(w.retransmits)),
         ("errors", s(w.errors)),
-    ]);
-    if let Some(u) = r.udp {
-        top.push(("udp", udp(&u)));
-    }
-    top.extend([
-        ("cpu", mv("%", format!("{:.3}", r.cpu.process_percent))),
-        ("bufferCount", s(format!("{:.0}", w.buffers.floor()))),
-        ("bufferLen", s(r.buffer_len)),
-        ("io", s(0)),
-    ]);
+    ]
+}
+
+/// What the original does not have, or has only with flags: retransmits, the RTT, the
+/// OS, stalls, overruns and an early end.
+fn extras(r: &Report) -> Vec<Member> {
+    let mut top = Vec::new();
     if r.tcp_retransmits.is_some() {
         let mut items = vec![mv("retrans_segs", r.network.retransmits.to_string())];
         items.extend(
@@ -217,7 +232,7 @@ pub(crate) fn linux(r: &Report) -> String {
         );
         top.push(("tcp_retransmits", J::A(items)));
     }
-    if let (true, Some(rtt)) = (p.verbose, stats::average_rtt_us(r)) {
+    if let (true, Some(rtt)) = (r.params.verbose, stats::average_rtt_us(r)) {
         // Sic: the original's key has a space in it.
         top.push(("tcpAverageRtt metric", s(format!("{rtt} us"))));
     }
@@ -237,14 +252,7 @@ pub(crate) fn linux(r: &Report) -> String {
         }
         top.push(("endedEarly", J::O(early)));
     }
-    let name = match r.side {
-        Side::Sender => "ntttcps",
-        Side::Receiver => "ntttcpr",
-    };
-    let mut o = String::new();
-    write(&mut o, &J::O(vec![(name, J::O(top))]), 0);
-    o.push('\n');
-    o
+    top
 }
 
 #[cfg(test)]

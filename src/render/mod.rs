@@ -11,6 +11,21 @@ pub(crate) mod settings;
 pub(crate) mod terminal;
 pub(crate) mod xml;
 
+use crate::report::Side;
+
+/// `True` / `False`, as both originals write booleans.
+fn tf(b: bool) -> &'static str {
+    if b { "True" } else { "False" }
+}
+
+/// The originals' name for a side's result file object: `ntttcps` (sender) or `ntttcpr`.
+fn file_root(side: Side) -> &'static str {
+    match side {
+        Side::Sender => "ntttcps",
+        Side::Receiver => "ntttcpr",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::stats::fixture::cut_short;

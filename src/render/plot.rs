@@ -29,94 +29,153 @@ fn step(max: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
+/// Gbit/s of `bytes` moved in the interval `s`.
+fn gbit(bytes: u64, s: &IntervalSample) -> f64 {
+    crate::stats::bits_per_second(bytes, s.end_s - s.start_s) / 1e9
+}
+
 /// Renders the chart; `samples` are one side's intervals in order.
 pub(crate) fn svg(title: &str, samples: &[IntervalSample]) -> String {
-    let gbit = |bytes: u64, s: &IntervalSample| {
-        crate::stats::bits_per_second(bytes, s.end_s - s.start_s) / 1e9
-    };
     let threads = samples.first().map_or(0, |s| s.thread_bytes.len());
     let total: Vec<(f64, f64)> = samples
         .iter()
         .map(|s| (s.end_s, gbit(s.thread_bytes.iter().sum(), s)))
         .collect();
-    let t_max = total.last().map_or(1.0, |p| p.0).max(1e-3);
-    let y_top = total.iter().map(|p| p.1).fold(0.0, f64::max);
-    let ystep = step(if y_top > 0.0 { y_top } else { 1.0 });
-    let y_max = (y_top / ystep).ceil().max(1.0) * ystep;
-    let xstep = step(t_max);
-    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-    let x = |t: f64| LEFT + t / t_max * pw;
-    let y = |v: f64| TOP + ph - v / y_max * ph;
-
+    let chart = Chart::fitting(&total);
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" \
-         viewBox=\"0 0 {W} {H}\" font-family=\"sans-serif\" font-size=\"12\">"
-    );
-    let _ = writeln!(o, "<rect width=\"{W}\" height=\"{H}\" fill=\"white\"/>");
-    let _ = writeln!(
-        o,
-        "<text x=\"{}\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">{}</text>",
-        LEFT + pw / 2.0,
-        escape(title)
-    );
-    // Grid and axis labels.
-    let decimals = if ystep >= 1.0 {
-        0
-    } else {
-        (-ystep.log10().floor()) as usize
-    };
-    let mut v = 0.0;
-    while v <= y_max + ystep / 2.0 {
-        let yy = y(v);
-        let _ = writeln!(
-            o,
-            "<line x1=\"{LEFT}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.decimals$}</text>",
-            LEFT + pw,
-            LEFT - 6.0,
-            yy + 4.0
-        );
-        v += ystep;
-    }
-    let mut t = 0.0;
-    while t <= t_max + 1e-9 {
-        let xx = x(t);
-        let _ = writeln!(
-            o,
-            "<line x1=\"{xx:.1}\" y1=\"{TOP}\" x2=\"{xx:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/>\
-             <text x=\"{xx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{t}</text>",
-            TOP + ph,
-            TOP + ph + 16.0
-        );
-        t += xstep;
-    }
-    let _ = writeln!(
-        o,
-        "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#333\"/>"
-    );
-    let _ = writeln!(
-        o,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">seconds since counting started</text>",
-        LEFT + pw / 2.0,
-        H - 12.0
-    );
-    let _ = writeln!(
-        o,
-        "<text transform=\"translate(18 {:.1}) rotate(-90)\" text-anchor=\"middle\">Gbit/s</text>",
-        TOP + ph / 2.0
-    );
+    chart.frame(&mut o, title);
     // One polyline per thread, then the total on top.
-    let line = |o: &mut String,
-                pts: &[(f64, f64)],
-                color: &str,
-                width: f64,
-                label: &str,
-                row: usize| {
+    for k in 0..threads {
+        let pts: Vec<(f64, f64)> = samples
+            .iter()
+            .map(|s| (s.end_s, gbit(s.thread_bytes[k], s)))
+            .collect();
+        let color = PALETTE[k % PALETTE.len()];
+        chart.series(&mut o, &pts, color, 1.2, &format!("thread {k}"), k + 1);
+    }
+    chart.series(&mut o, &total, "#000", 2.5, "total", 0);
+    o.push_str("</svg>\n");
+    o
+}
+
+/// The plot area and its scales.
+struct Chart {
+    /// Seconds at the right edge.
+    t_max: f64,
+    /// Gbit/s at the top edge, and between grid lines.
+    y_max: f64,
+    ystep: f64,
+    xstep: f64,
+    /// Plot width and height.
+    pw: f64,
+    ph: f64,
+}
+
+impl Chart {
+    /// Scales that fit the total line (the highest).
+    fn fitting(total: &[(f64, f64)]) -> Self {
+        let t_max = total.last().map_or(1.0, |p| p.0).max(1e-3);
+        let y_top = total.iter().map(|p| p.1).fold(0.0, f64::max);
+        let ystep = step(if y_top > 0.0 { y_top } else { 1.0 });
+        Self {
+            t_max,
+            y_max: (y_top / ystep).ceil().max(1.0) * ystep,
+            ystep,
+            xstep: step(t_max),
+            pw: W - LEFT - RIGHT,
+            ph: H - TOP - BOTTOM,
+        }
+    }
+
+    fn x(&self, t: f64) -> f64 {
+        LEFT + t / self.t_max * self.pw
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        TOP + self.ph - v / self.y_max * self.ph
+    }
+
+    /// The document start, title, grid, axes and their labels.
+    fn frame(&self, o: &mut String, title: &str) {
+        let (pw, ph) = (self.pw, self.ph);
+        let _ = writeln!(
+            o,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" \
+             viewBox=\"0 0 {W} {H}\" font-family=\"sans-serif\" font-size=\"12\">"
+        );
+        let _ = writeln!(o, "<rect width=\"{W}\" height=\"{H}\" fill=\"white\"/>");
+        let _ = writeln!(
+            o,
+            "<text x=\"{}\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">{}</text>",
+            LEFT + pw / 2.0,
+            escape(title)
+        );
+        self.grid(o);
+        let _ = writeln!(
+            o,
+            "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#333\"/>"
+        );
+        let _ = writeln!(
+            o,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">seconds since counting started</text>",
+            LEFT + pw / 2.0,
+            H - 12.0
+        );
+        let _ = writeln!(
+            o,
+            "<text transform=\"translate(18 {:.1}) rotate(-90)\" text-anchor=\"middle\">Gbit/s</text>",
+            TOP + ph / 2.0
+        );
+    }
+
+    /// Grid lines with their labels: Gbit/s across, seconds up.
+    fn grid(&self, o: &mut String) {
+        let decimals = if self.ystep >= 1.0 {
+            0
+        } else {
+            (-self.ystep.log10().floor()) as usize
+        };
+        let mut v = 0.0;
+        while v <= self.y_max + self.ystep / 2.0 {
+            let yy = self.y(v);
+            let _ = writeln!(
+                o,
+                "<line x1=\"{LEFT}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.decimals$}</text>",
+                LEFT + self.pw,
+                LEFT - 6.0,
+                yy + 4.0
+            );
+            v += self.ystep;
+        }
+        let mut t = 0.0;
+        while t <= self.t_max + 1e-9 {
+            let xx = self.x(t);
+            let _ = writeln!(
+                o,
+                "<line x1=\"{xx:.1}\" y1=\"{TOP}\" x2=\"{xx:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/>\
+                 <text x=\"{xx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{t}</text>",
+                TOP + self.ph,
+                TOP + self.ph + 16.0
+            );
+            t += self.xstep;
+        }
+    }
+
+    /// One line of (seconds, Gbit/s) points, drawn from 0 s, with its legend entry in
+    /// legend row `row`.
+    fn series(
+        &self,
+        o: &mut String,
+        pts: &[(f64, f64)],
+        color: &str,
+        width: f64,
+        label: &str,
+        row: usize,
+    ) {
         let points: Vec<String> = std::iter::once((0.0, pts.first().map_or(0.0, |p| p.1)))
             .chain(pts.iter().copied())
-            .map(|(t, v)| format!("{:.1},{:.1}", x(t), y(v)))
+            .map(|(t, v)| format!("{:.1},{:.1}", self.x(t), self.y(v)))
             .collect();
         let _ = writeln!(
             o,
@@ -124,7 +183,7 @@ pub(crate) fn svg(title: &str, samples: &[IntervalSample]) -> String {
             points.join(" ")
         );
         let ly = TOP + 8.0 + row as f64 * 16.0;
-        let lx = LEFT + pw + 12.0;
+        let lx = LEFT + self.pw + 12.0;
         let _ = writeln!(
             o,
             "<line x1=\"{lx}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{color}\" stroke-width=\"{width}\"/>\
@@ -134,24 +193,7 @@ pub(crate) fn svg(title: &str, samples: &[IntervalSample]) -> String {
             ly + 4.0,
             escape(label)
         );
-    };
-    for k in 0..threads {
-        let pts: Vec<(f64, f64)> = samples
-            .iter()
-            .map(|s| (s.end_s, gbit(s.thread_bytes[k], s)))
-            .collect();
-        line(
-            &mut o,
-            &pts,
-            PALETTE[k % PALETTE.len()],
-            1.2,
-            &format!("thread {k}"),
-            k + 1,
-        );
     }
-    line(&mut o, &total, "#000", 2.5, "total", 0);
-    o.push_str("</svg>\n");
-    o
 }
 
 #[cfg(test)]

@@ -7,23 +7,19 @@ use crate::config::{Config, Role};
 
 /// Renders the settings block for `cfg`.
 pub(crate) fn render(cfg: &Config) -> String {
-    let mut o = String::new();
-    let mut line = |name: &str, value: &str| {
-        let _ = writeln!(o, "{name}\t {value}");
-    };
     let roles: &[Role] = match cfg.role {
         Role::Loopback => &[Role::Sender, Role::Receiver],
         _ => std::slice::from_ref(&cfg.role),
     };
-    let on_off = |b: bool| if b { "enabled" } else { "disabled" };
-    let yes_no = |b: bool| if b { "yes" } else { "no" };
-    let secs = |s: u32, zero: &str| {
-        if s == 0 {
-            zero.to_string()
-        } else {
-            s.to_string()
-        }
-    };
+    let mut o = header(cfg, roles);
+    for (name, value) in lines(cfg, roles) {
+        let _ = writeln!(o, "{name}\t {value}");
+    }
+    format!("{o}{}\n", "-".repeat(57))
+}
+
+/// The `*** ...` lines: roles, modes and the options that change how a role runs.
+fn header(cfg: &Config, roles: &[Role]) -> String {
     let mut header = String::new();
     for role in roles {
         let name = if *role == Role::Sender {
@@ -52,61 +48,69 @@ pub(crate) fn render(cfg: &Config) -> String {
     if !cfg.sync {
         header.push_str("*** no sender/receiver synch\n");
     }
-    for role in roles {
-        if *role == Role::Sender {
-            line(
-                "connections:\t\t",
-                &format!(
-                    "{} X {} X {}",
-                    cfg.ports.len(),
-                    cfg.threads_per_port,
-                    cfg.conns_per_thread
-                ),
-            );
+    header
+}
+
+/// The `name:\t value` lines, in the original's order.
+fn lines(cfg: &Config, roles: &[Role]) -> Vec<(&'static str, String)> {
+    let on_off = |b: bool| if b { "enabled" } else { "disabled" }.to_string();
+    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let secs = |s: u32, zero: &str| {
+        if s == 0 {
+            zero.to_string()
         } else {
-            line("ports:\t\t\t", &cfg.ports.len().to_string());
+            s.to_string()
         }
+    };
+    let mut o = Vec::new();
+    for role in roles {
+        o.push(if *role == Role::Sender {
+            let (p, n, l) = (cfg.ports.len(), cfg.threads_per_port, cfg.conns_per_thread);
+            ("connections:\t\t", format!("{p} X {n} X {l}"))
+        } else {
+            ("ports:\t\t\t", cfg.ports.len().to_string())
+        });
     }
-    line("cpu affinity:\t\t", &cfg.ports[0].cpu.to_string());
-    line("server address:\t\t", &cfg.host_of(0));
-    line("domain:\t\t\t", if cfg.ipv6 { "IPv6" } else { "IPv4" });
+    o.push(("cpu affinity:\t\t", cfg.ports[0].cpu.to_string()));
+    o.push(("server address:\t\t", cfg.host_of(0)));
+    o.push((
+        "domain:\t\t\t",
+        if cfg.ipv6 { "IPv6" } else { "IPv4" }.into(),
+    ));
     let udp = cfg.protocol == crate::config::Protocol::Udp;
-    line("protocol:\t\t", if udp { "UDP" } else { "TCP" });
+    o.push(("protocol:\t\t", if udp { "UDP" } else { "TCP" }.into()));
     if udp {
         let offload = if cfg.udp_offload { "GSO/GRO" } else { "off" };
-        line("udp offload:\t\t", offload);
+        o.push(("udp offload:\t\t", offload.into()));
     }
-    line("server port starting at:", &cfg.base_port.to_string());
+    o.push(("server port starting at:", cfg.base_port.to_string()));
     for role in roles {
-        if *role == Role::Sender {
+        o.push(if *role == Role::Sender {
             let size = if cfg.fit_datagrams {
                 "fits the path MTU".to_string()
             } else {
                 cfg.send_size.to_string()
             };
-            line("sender socket buffer (bytes):", &size);
+            ("sender socket buffer (bytes):", size)
         } else {
-            line(
-                "receiver socket buffer (bytes):",
-                &cfg.recv_size.to_string(),
-            );
-        }
+            ("receiver socket buffer (bytes):", cfg.recv_size.to_string())
+        });
     }
-    line("tcp nodelay:\t\t", yes_no(cfg.sockopts.no_delay));
+    o.push(("tcp nodelay:\t\t", yes_no(cfg.sockopts.no_delay)));
     if cfg.zero_copy.sendfile {
-        line("zero-copy send:\t\t", "sendfile");
+        o.push(("zero-copy send:\t\t", "sendfile".into()));
     }
     if cfg.zero_copy.skip_rx_copy {
-        line("zero-copy receive:\t", "MSG_TRUNC (data not copied)");
+        o.push(("zero-copy receive:\t", "MSG_TRUNC (data not copied)".into()));
     }
     let tl = cfg.timeline;
-    line("test warm-up (sec):\t", &secs(tl.warmup, "no"));
-    line("test duration (sec):\t", &secs(tl.duration, "continuous"));
-    line("test cool-down (sec):\t", &secs(tl.cooldown, "no"));
-    line("show system tcp retransmit:", yes_no(cfg.show_tcp_retrans));
-    line("quiet mode:\t\t", on_off(cfg.quiet));
-    line("verbose mode:\t\t", on_off(cfg.verbose));
-    format!("{header}{o}{}\n", "-".repeat(57))
+    o.push(("test warm-up (sec):\t", secs(tl.warmup, "no")));
+    o.push(("test duration (sec):\t", secs(tl.duration, "continuous")));
+    o.push(("test cool-down (sec):\t", secs(tl.cooldown, "no")));
+    o.push(("show system tcp retransmit:", yes_no(cfg.show_tcp_retrans)));
+    o.push(("quiet mode:\t\t", on_off(cfg.quiet)));
+    o.push(("verbose mode:\t\t", on_off(cfg.verbose)));
+    o
 }
 
 #[cfg(test)]

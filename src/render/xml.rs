@@ -9,6 +9,7 @@
 
 use std::fmt::Write;
 
+use super::tf;
 use crate::report::{Report, Side};
 use crate::stats;
 
@@ -27,11 +28,6 @@ pub(crate) fn escape(text: &str) -> String {
         }
     }
     o
-}
-
-/// `True` / `False`, as both originals write booleans.
-fn tf(b: bool) -> &'static str {
-    if b { "True" } else { "False" }
 }
 
 /// One-element-per-line writer with tab indentation.
@@ -60,17 +56,11 @@ impl Doc {
 }
 
 fn root(r: &Report) -> &'static str {
-    match r.side {
-        Side::Sender => "ntttcps",
-        Side::Receiver => "ntttcpr",
-    }
+    super::file_root(r.side)
 }
 
 /// The ntttcp-for-linux `-x` file.
 pub(crate) fn linux(r: &Report) -> String {
-    let p = &r.params;
-    let l = stats::linux(r);
-    let w = stats::windows(r);
     let mut d = Doc(String::new());
     let attrs = format!(
         " computername=\"{}\" version=\"5.33-linux\"",
@@ -78,7 +68,42 @@ pub(crate) fn linux(r: &Report) -> String {
     );
     d.open(0, root(r), &attrs);
     d.open(1, "parameters", "");
-    let params: [(&str, String); 31] = [
+    parameters(&mut d, r, linux_parameters(r));
+    if r.params.verbose {
+        for t in &r.threads {
+            linux_thread(&mut d, r, t);
+        }
+    }
+    if r.side == Side::Sender {
+        d.el(1, "conns_tested", r.connections);
+    }
+    linux_totals(&mut d, r);
+    udp(&mut d, 1, r.udp.as_ref());
+    d.el(1, "bufferCount", format!("{:.0}", r.totals.buffers.floor()));
+    d.el(1, "bufferLen", r.buffer_len);
+    if r.tcp_retransmits.is_some() {
+        for (i, (name, v)) in stats::retrans_rates(r).into_iter().enumerate() {
+            if i == 0 {
+                d.metric(1, "tcp_retransmits", "retrans_segs", r.network.retransmits);
+            }
+            d.metric(1, "tcp_retransmits", name, format!("{v:.2}"));
+        }
+    }
+    linux_cpu(&mut d, r);
+    d.el(1, "io", 0);
+    if let (true, Some(rtt)) = (r.params.verbose, stats::average_rtt_us(r)) {
+        d.metric(1, "tcp_average_rtt", "us", rtt);
+    }
+    d.el(1, "os", escape(&r.os));
+    how_it_ended(&mut d, r);
+    d.close(0, root(r));
+    d.0
+}
+
+/// The original's fixed `<parameters>` list.
+fn linux_parameters(r: &Report) -> [(&'static str, String); 31] {
+    let p = &r.params;
+    [
         ("send_socket_buff", p.send_size.to_string()),
         ("recv_socket_buff", p.recv_size.to_string()),
         ("port", p.port.to_string()),
@@ -110,85 +135,60 @@ pub(crate) fn linux(r: &Report) -> String {
         ("qos_flag", "False".into()),
         ("jitter_measurement", "False".into()),
         ("packet_spacing", "0".into()),
-    ];
-    parameters(&mut d, r, params);
-    if p.verbose {
-        for t in &r.threads {
-            let (kb, mb, mbps) = stats::linux_thread(r, t);
-            d.open(1, "thread", &format!(" index=\"{}\"", t.index));
-            d.metric(2, "realtime", "s", format!("{:.3}", r.duration_s));
-            d.metric(2, "throughput", "KB/s", format!("{kb:.3}"));
-            d.metric(2, "throughput", "MB/s", format!("{mb:.3}"));
-            d.metric(2, "throughput", "mbps", format!("{mbps:.3}"));
-            let avg = stats::windows_thread(t).avg_bytes_per_compl;
-            d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
-            udp(&mut d, 2, t.udp.as_ref());
-            d.close(1, "thread");
-        }
-    }
-    if r.side == Side::Sender {
-        d.el(1, "conns_tested", r.connections);
-    }
+    ]
+}
+
+/// One `<thread>` block (`-V`).
+fn linux_thread(d: &mut Doc, r: &Report, t: &crate::report::Thread) {
+    let (kb, mb, mbps) = stats::linux_thread(r, t);
+    d.open(1, "thread", &format!(" index=\"{}\"", t.index));
+    d.metric(2, "realtime", "s", format!("{:.3}", r.duration_s));
+    d.metric(2, "throughput", "KB/s", format!("{kb:.3}"));
+    d.metric(2, "throughput", "MB/s", format!("{mb:.3}"));
+    d.metric(2, "throughput", "mbps", format!("{mbps:.3}"));
+    let avg = stats::windows_thread(t).avg_bytes_per_compl;
+    d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
+    udp(d, 2, t.udp.as_ref());
+    d.close(1, "thread");
+}
+
+/// Bytes, time, rates, interrupts and packets.
+fn linux_totals(d: &mut Doc, r: &Report) {
+    let l = stats::linux(r);
+    let w = stats::windows(r);
     d.metric(1, "total_bytes", "MB", format!("{:.6}", l.mb));
     d.metric(1, "realtime", "s", format!("{:.6}", r.duration_s));
-    sizes(&mut d, r, &w);
+    sizes(d, r, &w);
     d.metric(1, "throughput", "MB/s", format!("{:.3}", l.mb_per_s));
     d.metric(1, "throughput", "mbps", format!("{:.3}", l.mbps));
     d.metric(1, "throughput", "Bps", format!("{:.3}", l.bytes_per_s));
-    buffers(&mut d, &w);
+    buffers(d, &w);
     // --show-dev-interrupts narrows these to the device's lines, as upstream.
     let (irq_total, irq_rate) = stats::dev_or_system_interrupts(r);
     d.metric(1, "interrupts", "count/sec", format!("{irq_rate:.3}"));
     d.metric(1, "total_interrupts", "count", irq_total);
     d.metric(1, "dpcs", "count/sec", format!("{:.3}", w.dpcs_per_s));
-    d.metric(
-        1,
-        "avg_packets_per_dpc",
-        "packets/dpc",
-        format!("{:.3}", w.pkts_per_dpc),
-    );
+    let per_dpc = format!("{:.3}", w.pkts_per_dpc);
+    d.metric(1, "avg_packets_per_dpc", "packets/dpc", per_dpc);
     d.el(1, "packets_sent", w.packets_sent);
     d.el(1, "packets_received", w.packets_received);
     d.el(1, "packets_retransmitted", w.retransmits);
     d.el(1, "errors", w.errors);
-    udp(&mut d, 1, r.udp.as_ref());
-    d.el(1, "bufferCount", format!("{:.0}", w.buffers.floor()));
-    d.el(1, "bufferLen", r.buffer_len);
-    if r.tcp_retransmits.is_some() {
-        for (i, (name, v)) in stats::retrans_rates(r).into_iter().enumerate() {
-            if i == 0 {
-                d.metric(1, "tcp_retransmits", "retrans_segs", r.network.retransmits);
-            }
-            d.metric(1, "tcp_retransmits", name, format!("{v:.2}"));
-        }
-    }
-    d.metric(1, "cpu_cores", "cpu cores", r.cpu.cores);
-    d.metric(1, "cpu_speed", "MHz", format!("{:.3}", r.cpu.mhz));
-    d.metric(1, "user", "%", format!("{:.2}", r.cpu.user_percent));
-    d.metric(1, "system", "%", format!("{:.2}", r.cpu.system_percent));
-    d.metric(1, "idle", "%", format!("{:.2}", r.cpu.idle_percent));
-    d.metric(1, "iowait", "%", format!("{:.2}", r.cpu.iowait_percent));
-    d.metric(1, "softirq", "%", format!("{:.2}", r.cpu.softirq_percent));
-    d.metric(
-        1,
-        "cycles_per_byte",
-        "cycles/byte",
-        format!("{:.2}", l.cycles_per_byte),
-    );
-    d.metric(
-        1,
-        "cpu_busy_all",
-        "%",
-        format!("{:.2}", r.cpu.process_percent),
-    );
-    d.el(1, "io", 0);
-    if let (true, Some(rtt)) = (p.verbose, stats::average_rtt_us(r)) {
-        d.metric(1, "tcp_average_rtt", "us", rtt);
-    }
-    d.el(1, "os", escape(&r.os));
-    how_it_ended(&mut d, r);
-    d.close(0, root(r));
-    d.0
+}
+
+/// The CPU block.
+fn linux_cpu(d: &mut Doc, r: &Report) {
+    let c = &r.cpu;
+    d.metric(1, "cpu_cores", "cpu cores", c.cores);
+    d.metric(1, "cpu_speed", "MHz", format!("{:.3}", c.mhz));
+    d.metric(1, "user", "%", format!("{:.2}", c.user_percent));
+    d.metric(1, "system", "%", format!("{:.2}", c.system_percent));
+    d.metric(1, "idle", "%", format!("{:.2}", c.idle_percent));
+    d.metric(1, "iowait", "%", format!("{:.2}", c.iowait_percent));
+    d.metric(1, "softirq", "%", format!("{:.2}", c.softirq_percent));
+    let cycles = format!("{:.2}", stats::linux(r).cycles_per_byte);
+    d.metric(1, "cycles_per_byte", "cycles/byte", cycles);
+    d.metric(1, "cpu_busy_all", "%", format!("{:.2}", c.process_percent));
 }
 
 /// The longest stall and any overrun, and `<ended_early by=".." measured_s=".."
@@ -295,16 +295,35 @@ fn buffers(d: &mut Doc, w: &stats::WindowsTotals) {
 
 /// The Windows NTttcp `-xml` file (per-thread blocks unless `hide_per_thread`).
 pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
-    let p = &r.params;
-    let w = stats::windows(r);
-    let secs = r.duration_s;
-    let ms = |s: u32| u64::from(s) * 1000;
-    let threads = p.ports * p.threads_per_port as usize;
     let mut d = Doc(String::new());
     let attrs = format!(" computername=\"{}\" version=\"5.40\"", escape(&r.host));
     d.open(0, root(r), &attrs);
     d.open(1, "parameters", "");
-    let params: [(&str, String); 35] = [
+    parameters(&mut d, r, windows_parameters(r));
+    if !hide_per_thread {
+        for t in &r.threads {
+            windows_thread(&mut d, r, t);
+        }
+    }
+    windows_totals(&mut d, r);
+    udp(&mut d, 1, r.udp.as_ref());
+    d.metric(1, "cpu", "%", format!("{:.3}", r.cpu.busy_percent));
+    d.el(1, "num_processors", r.cpu.cores);
+    // Time mode: NTttcp's buffer count is "unlimited", 2^63 - 1.
+    d.el(1, "bufferCount", i64::MAX);
+    d.el(1, "bufferLen", r.buffer_len);
+    d.el(1, "io", 2);
+    how_it_ended(&mut d, r);
+    d.close(0, root(r));
+    d.0
+}
+
+/// NTttcp 5.40's fixed `<parameters>` list.
+fn windows_parameters(r: &Report) -> [(&'static str, String); 35] {
+    let p = &r.params;
+    let ms = |s: u32| u64::from(s) * 1000;
+    let threads = p.ports * p.threads_per_port as usize;
+    [
         (
             "send_socket_buff",
             socket_buff(r.socket.requested.send_buffer),
@@ -347,40 +366,40 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
         ("qos_flag", "False".into()),
         ("jitter_measurement", "False".into()),
         ("packet_spacing", "0".into()),
-    ];
-    parameters(&mut d, r, params);
-    if !hide_per_thread {
-        for t in &r.threads {
-            // As NTttcp does, per-thread XML rates divide by the total realtime.
-            let rate = stats::rate(t.bytes, secs);
-            d.open(1, "thread", &format!(" index=\"{}\"", t.index));
-            d.metric(2, "realtime", "s", format!("{:.3}", t.seconds));
-            d.metric(2, "throughput", "KB/s", format!("{:.3}", rate.kib_per_s));
-            d.metric(2, "throughput", "MB/s", format!("{:.3}", rate.mib_per_s));
-            d.metric(2, "throughput", "mbps", format!("{:.3}", rate.mbps));
-            d.metric(2, "throughput", "Bps", format!("{:.1}", rate.bytes_per_s));
-            let avg = stats::windows_thread(t).avg_bytes_per_compl;
-            d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
-            udp(&mut d, 2, t.udp.as_ref());
-            d.close(1, "thread");
-        }
-    }
+    ]
+}
+
+/// One `<thread>` block.
+fn windows_thread(d: &mut Doc, r: &Report, t: &crate::report::Thread) {
+    // As NTttcp does, per-thread XML rates divide by the total realtime.
+    let rate = stats::rate(t.bytes, r.duration_s);
+    d.open(1, "thread", &format!(" index=\"{}\"", t.index));
+    d.metric(2, "realtime", "s", format!("{:.3}", t.seconds));
+    d.metric(2, "throughput", "KB/s", format!("{:.3}", rate.kib_per_s));
+    d.metric(2, "throughput", "MB/s", format!("{:.3}", rate.mib_per_s));
+    d.metric(2, "throughput", "mbps", format!("{:.3}", rate.mbps));
+    d.metric(2, "throughput", "Bps", format!("{:.1}", rate.bytes_per_s));
+    let avg = stats::windows_thread(t).avg_bytes_per_compl;
+    d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
+    udp(d, 2, t.udp.as_ref());
+    d.close(1, "thread");
+}
+
+/// Bytes, time, rates, interrupts, cycles and packets.
+fn windows_totals(d: &mut Doc, r: &Report) {
+    let w = stats::windows(r);
     d.metric(1, "total_bytes", "MB", format!("{:.6}", w.meg));
-    d.metric(1, "realtime", "s", format!("{secs:.6}"));
-    sizes(&mut d, r, &w);
+    d.metric(1, "realtime", "s", format!("{:.6}", r.duration_s));
+    sizes(d, r, &w);
     d.metric(1, "throughput", "MB/s", format!("{:.3}", w.mb_per_s));
-    let total = stats::rate(r.totals.bytes, secs);
+    let total = stats::rate(r.totals.bytes, r.duration_s);
     d.metric(1, "throughput", "mbps", format!("{:.3}", total.mbps));
     d.metric(1, "throughput", "Bps", format!("{:.1}", total.bytes_per_s));
-    buffers(&mut d, &w);
+    buffers(d, &w);
     d.metric(1, "interrupts", "count/sec", format!("{:.3}", w.intr_per_s));
     d.metric(1, "dpcs", "count/sec", format!("{:.3}", w.dpcs_per_s));
-    d.metric(
-        1,
-        "avg_packets_per_dpc",
-        "packets/dpc",
-        format!("{:.3}", w.pkts_per_dpc),
-    );
+    let per_dpc = format!("{:.3}", w.pkts_per_dpc);
+    d.metric(1, "avg_packets_per_dpc", "packets/dpc", per_dpc);
     d.metric(
         1,
         "cycles",
@@ -391,16 +410,6 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
     d.el(1, "packets_received", w.packets_received);
     d.el(1, "packets_retransmitted", w.retransmits);
     d.el(1, "errors", w.errors);
-    udp(&mut d, 1, r.udp.as_ref());
-    d.metric(1, "cpu", "%", format!("{:.3}", w.cpu_pct));
-    d.el(1, "num_processors", r.cpu.cores);
-    // Time mode: NTttcp's buffer count is "unlimited", 2^63 - 1.
-    d.el(1, "bufferCount", i64::MAX);
-    d.el(1, "bufferLen", r.buffer_len);
-    d.el(1, "io", 2);
-    how_it_ended(&mut d, r);
-    d.close(0, root(r));
-    d.0
 }
 
 #[cfg(test)]
