@@ -3,17 +3,20 @@
 //! field docs here are the schema's descriptions. The roles gather a `Measured` window;
 //! `stats::report` turns it into a `Report` by the formulas.
 
+mod ending;
+mod measured;
 mod note;
 mod presentation;
 
+pub(crate) use ending::{EarlyEnd, EndKind, Ending};
+pub(crate) use measured::{Host, Measured, ThreadCounts};
 pub(crate) use note::{Note, Notes};
 pub(crate) use presentation::{OutputFile, Presentation};
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::sys::SysUsage;
-use crate::timeline::{End, Stall};
+use crate::timeline::End;
 
 /// How results are shown on stdout.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -44,25 +47,6 @@ pub(crate) enum Side {
     Sender,
     /// The receiving side.
     Receiver,
-}
-
-/// One worker thread's counters over the measurement window, before the formulas.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ThreadCounts {
-    /// Global thread index (sender) or port index (receiver).
-    pub index: usize,
-    /// Data port the thread sends to or listens on.
-    pub port: u16,
-    /// Seconds this thread was measured.
-    pub seconds: f64,
-    /// Bytes in the window (see `Thread::bytes`).
-    pub bytes: u64,
-    /// TCP sender: bytes written into the send buffers in the window.
-    pub bytes_written: Option<u64>,
-    /// Completed send or recv calls in the window.
-    pub calls: u64,
-    /// UDP receiver: what the datagrams' stamps tell about the window.
-    pub udp: Option<UdpResult>,
 }
 
 /// One worker thread's result over the measurement window.
@@ -176,56 +160,6 @@ impl Params {
             zero_copy: cfg.zero_copy,
         }
     }
-}
-
-/// The host a side ran on (the cycles-per-byte figures need its CPUs).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Host {
-    /// Host name.
-    pub name: String,
-    /// Operating system line (`uname -a`).
-    pub os: String,
-    /// CPUs of the host.
-    pub cpu_count: usize,
-    /// Clock of the first CPU in MHz.
-    pub cpu_mhz: f64,
-}
-
-/// What a side measured over its window, before the formulas (`stats::report`).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Measured {
-    /// Sender or receiver.
-    pub side: Side,
-    /// The host it ran on.
-    pub host: Host,
-    /// What the run was asked to do.
-    pub params: Params,
-    /// Bytes per send()/recv() call.
-    pub buffer_len: usize,
-    /// Length of the measurement window in seconds.
-    pub seconds: f64,
-    /// The length the window was planned to have; None in continuous mode.
-    pub planned_s: Option<f64>,
-    /// The longest span of the window in which no byte moved.
-    pub stall: Stall,
-    /// Per-thread counters, by index.
-    pub threads: Vec<ThreadCounts>,
-    /// Data connections this side had.
-    pub connections: usize,
-    /// System counter deltas over the window.
-    pub sys: SysUsage,
-    /// Negotiated test cycle in seconds (sync mode), 0 = continuous.
-    pub negotiated_cycle_s: Option<u32>,
-    /// How the measurement ended.
-    pub end: End,
-    /// `--show-tcp-retrans`: TcpExt retransmit counters over the window.
-    pub tcp_retrans: Option<crate::sys::net::TcpExt>,
-    /// `--show-nic-packets`: that interface's packets over the window.
-    pub nic: Option<crate::sys::net::NicPackets>,
-    /// `--show-dev-interrupts`: interrupts on the matching /proc/interrupts lines.
-    pub dev_interrupts: Option<DevInterrupts>,
-    /// Socket options asked for (and, once read back, applied).
-    pub socket: SocketReport,
 }
 
 /// A whole side's result: one entry of a `--format json` document's `reports`.
@@ -356,62 +290,6 @@ pub(crate) struct Network {
     pub udp: crate::sys::net::UdpCounters,
 }
 
-/// How a measurement ended: `kind`, the fault's `reason`, and, when it fell short of its
-/// plan, `early` with who ended it.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Ending {
-    /// completed | interrupted | peer_ended | fault.
-    pub kind: EndKind,
-    /// Faults: what was lost.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Seconds measured.
-    pub measured_s: f64,
-    /// Seconds planned; null in continuous mode.
-    pub planned_s: Option<f64>,
-    /// Set when the test ran shorter than planned: by whom and why; null otherwise.
-    pub early: Option<EarlyEnd>,
-}
-
-/// The kinds of `End`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum EndKind {
-    /// The window ran to its timer (or, continuous, until stopped).
-    Completed,
-    /// Ctrl+C or a signal on this side.
-    Interrupted,
-    /// The peer said it stopped early ('E').
-    PeerEnded,
-    /// A lost peer, connection or path.
-    Fault,
-}
-
-impl Ending {
-    /// The ending of a window that ended as `end`.
-    pub(crate) fn new(
-        end: End,
-        measured_s: f64,
-        planned_s: Option<f64>,
-        early: Option<EarlyEnd>,
-    ) -> Self {
-        let (kind, reason) = match end {
-            End::Completed => (EndKind::Completed, None),
-            End::Interrupted => (EndKind::Interrupted, None),
-            End::PeerEnded => (EndKind::PeerEnded, None),
-            End::Fault(why) => (EndKind::Fault, Some(why)),
-        };
-        Self {
-            kind,
-            reason,
-            measured_s,
-            planned_s,
-            early,
-        }
-    }
-}
-
 /// Socket options: what was asked for and what the kernel applied (Linux doubles buffer
 /// sizes and clamps them to `net.core.rmem_max` / `wmem_max`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
@@ -432,69 +310,6 @@ pub(crate) struct DevInterrupts {
     pub pattern: String,
     /// Interrupts during the window.
     pub total: u64,
-}
-
-/// A measurement that did not run to its timer: who or what ended it, why, and how
-/// long it ran against its plan.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct EarlyEnd {
-    /// `user` (Ctrl+C or a signal on this side), `sender` / `receiver` (the peer said it
-    /// stopped early), or `fault` (a lost peer, connection or path).
-    pub by: &'static str,
-    /// What happened, for people.
-    pub reason: String,
-    /// Seconds measured.
-    pub measured_s: f64,
-    /// Seconds planned; null in continuous mode.
-    pub planned_s: Option<f64>,
-}
-
-impl EarlyEnd {
-    /// How a measurement that ended as `end` fell short of its plan, if it did. A
-    /// continuous test (no plan) ends normally when the user or the peer stops it.
-    pub(crate) fn of(
-        side: Side,
-        end: &End,
-        measured_s: f64,
-        planned_s: Option<f64>,
-    ) -> Option<Self> {
-        let peer = match side {
-            Side::Sender => "receiver",
-            Side::Receiver => "sender",
-        };
-        let (by, reason) = match end {
-            End::Completed => return None,
-            End::Interrupted | End::PeerEnded if planned_s.is_none() => return None,
-            End::Interrupted => (
-                "user",
-                "interrupted on this side (Ctrl+C or a signal)".into(),
-            ),
-            End::PeerEnded => (
-                peer,
-                format!(
-                    "the {peer} stopped its test early and said so ('E'): it was interrupted \
-                     or its own test failed"
-                ),
-            ),
-            End::Fault(r) => ("fault", r.clone()),
-        };
-        Some(Self {
-            by,
-            reason,
-            measured_s,
-            planned_s,
-        })
-    }
-
-    /// One line: the reason (which names who ended the test) and the seconds measured
-    /// against the plan.
-    pub(crate) fn line(&self) -> String {
-        let of = self
-            .planned_s
-            .map_or(String::new(), |p| format!(" of {p:.2} planned"));
-        format!("{}; measured {:.2}{of} s", self.reason, self.measured_s)
-    }
 }
 
 /// A stall at least this long is worth a warning (TCP's own recovery takes 0.2 s).

@@ -1,0 +1,253 @@
+//! Every formula: a side's measured counters → the figures of its `Report` (`report`),
+//! and the figures only the tables show (Windows NTttcp 5.39's Totals, ntttcp-for-linux's
+//! log). Renderers format these; they compute nothing. NTttcp's units are binary (KB =
+//! 1024 B, MB = 2^20 B), ntttcp-for-linux's decimal.
+
+#[cfg(test)]
+pub(crate) mod fixture;
+mod tables;
+mod udp;
+
+pub(crate) use tables::{
+    WindowsTotals, avg_compl, dev_or_system_interrupts, linux, linux_thread, packets_per_interrupt,
+    rate, retrans_rates, threads_avg_compl, windows, windows_thread,
+};
+pub(crate) use udp::{udp_between, udp_sum};
+
+use crate::config::{Config, Protocol};
+use crate::report::{
+    Cpu, DevInterrupts, EarlyEnd, Ending, Host, Measured, Network, Params, Report, Side,
+    SocketReport, Thread, ThreadCounts, Totals,
+};
+use crate::timeline::{End, Window};
+
+const MB: f64 = 1024.0 * 1024.0;
+
+pub(crate) fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
+}
+
+/// `v` per second over `secs` (0 for an empty window).
+pub(crate) fn per_second(v: f64, secs: f64) -> f64 {
+    ratio(v, secs)
+}
+
+/// Bits per second of `bytes` over `secs`.
+pub(crate) fn bits_per_second(bytes: u64, secs: f64) -> f64 {
+    ratio(bytes as f64 * 8.0, secs)
+}
+
+/// The report of a measured window: every figure computed once, here.
+pub(crate) fn report(mut m: Measured) -> Report {
+    let threads: Vec<Thread> = std::mem::take(&mut m.threads)
+        .into_iter()
+        .map(thread)
+        .collect();
+    let udp = threads
+        .iter()
+        .any(|t| t.udp.is_some())
+        .then(|| udp_sum(threads.iter().filter_map(|t| t.udp.as_ref())));
+    let totals = totals(&m, &threads);
+    let cpu = cpu(&m, totals.bytes);
+    let end = ending(m.side, m.end, m.seconds, m.planned_s);
+    Report {
+        side: m.side,
+        host: m.host.name,
+        os: m.host.os,
+        end,
+        params: m.params,
+        negotiated_cycle_s: m.negotiated_cycle_s,
+        duration_s: m.seconds,
+        longest_stall_s: m.stall.seconds,
+        longest_stall_from_s: m.stall.from_s,
+        window_overrun_s: overrun(m.seconds, m.planned_s),
+        connections: m.connections,
+        buffer_len: m.buffer_len,
+        totals,
+        cpu,
+        network: Network {
+            segments_sent: m.sys.tcp.out_segs,
+            segments_received: m.sys.tcp.in_segs,
+            retransmits: m.sys.tcp.retrans_segs,
+            failed_attempts: m.sys.tcp.attempt_fails,
+            interrupts: m.sys.interrupts,
+            net_rx_softirqs: m.sys.net_rx,
+            udp: m.sys.udp,
+        },
+        threads,
+        tcp_retransmits: m.tcp_retrans,
+        nic: m.nic,
+        device_interrupts: m.dev_interrupts,
+        tcp_connections: Vec::new(),
+        socket: m.socket,
+        peers: Vec::new(),
+        udp,
+    }
+}
+
+/// The report of a side's measured window. `ports[i]` is worker i's data port.
+pub(crate) fn from_window(
+    side: Side,
+    cfg: &Config,
+    host: Host,
+    ports: &[u16],
+    connections: usize,
+    negotiated_cycle_s: Option<u32>,
+    w: &Window,
+) -> Report {
+    let udp_receiver = side == Side::Receiver && cfg.protocol == Protocol::Udp;
+    let threads = w
+        .start
+        .iter()
+        .zip(&w.end)
+        .enumerate()
+        .map(|(index, (a, b))| ThreadCounts {
+            index,
+            port: ports.get(index).copied().unwrap_or(0),
+            seconds: w.seconds,
+            bytes: b.bytes.saturating_sub(a.bytes),
+            bytes_written: a.written.zip(b.written).map(|(x, y)| y.saturating_sub(x)),
+            calls: b.ops.saturating_sub(a.ops),
+            udp: udp_receiver.then(|| udp_between(a, b)),
+        })
+        .collect();
+    let sys = w.sys_end.delta(&w.sys_start);
+    report(Measured {
+        side,
+        host,
+        params: Params::of(cfg),
+        buffer_len: match side {
+            Side::Sender => cfg.send_size,
+            Side::Receiver => cfg.recv_size,
+        },
+        seconds: w.seconds,
+        planned_s: w.planned,
+        stall: w.stall,
+        threads,
+        connections,
+        sys,
+        negotiated_cycle_s,
+        end: w.ended.clone(),
+        tcp_retrans: cfg.show_tcp_retrans.then_some(sys.tcp_ext),
+        nic: cfg
+            .show_nic
+            .as_deref()
+            .and_then(|n| w.sys_end.nic_delta(&w.sys_start, n)),
+        dev_interrupts: cfg.show_interrupts.as_ref().map(|p| DevInterrupts {
+            pattern: p.clone(),
+            total: w.sys_end.irq_delta(&w.sys_start, p),
+        }),
+        socket: SocketReport {
+            requested: cfg.sockopts,
+            applied: None,
+        },
+    })
+}
+
+/// ntttcp-for-linux's "tcpi rtt": the average over threads of each thread's average
+/// connection RTT, microseconds (None without TCP_INFO rows).
+pub(crate) fn average_rtt_us(r: &Report) -> Option<u64> {
+    let mut per_thread: std::collections::BTreeMap<usize, (u64, u64)> = Default::default();
+    for c in &r.tcp_connections {
+        let e = per_thread.entry(c.thread).or_default();
+        *e = (e.0 + u64::from(c.rtt_us), e.1 + 1);
+    }
+    let n = per_thread.len() as u64;
+    (n > 0).then(|| per_thread.values().map(|(sum, k)| sum / k).sum::<u64>() / n)
+}
+
+/// A window that ran more than this fraction past its plan says by how much.
+pub(crate) const OVERRUN_NOTED: f64 = 0.01;
+
+/// Seconds the window ran past its plan, when more than `OVERRUN_NOTED` of it (a side
+/// that was itself stopped or starved stretches its window).
+fn overrun(seconds: f64, planned: Option<f64>) -> Option<f64> {
+    let planned = planned?;
+    let over = seconds - planned;
+    (over > planned * OVERRUN_NOTED).then_some(over)
+}
+
+/// How a side's measurement ended, and whether it fell short of its plan.
+pub(crate) fn ending(side: Side, end: End, measured_s: f64, planned_s: Option<f64>) -> Ending {
+    let early = EarlyEnd::of(side, &end, measured_s, planned_s);
+    Ending::new(end, measured_s, planned_s, early)
+}
+
+fn thread(t: ThreadCounts) -> Thread {
+    Thread {
+        bits_per_second: ratio(t.bytes as f64 * 8.0, t.seconds),
+        index: t.index,
+        port: t.port,
+        seconds: t.seconds,
+        bytes: t.bytes,
+        bytes_written: t.bytes_written,
+        calls: t.calls,
+        udp: t.udp,
+    }
+}
+
+fn totals(m: &Measured, threads: &[Thread]) -> Totals {
+    let bytes: u64 = threads.iter().map(|t| t.bytes).sum();
+    let calls: u64 = threads.iter().map(|t| t.calls).sum();
+    let call_bytes: u64 = threads.iter().map(Thread::call_bytes).sum();
+    let segments = match m.side {
+        Side::Sender => m.sys.tcp.out_segs,
+        Side::Receiver => m.sys.tcp.in_segs,
+    };
+    let b = bytes as f64;
+    let buffers = ratio(b, m.buffer_len as f64);
+    Totals {
+        bytes,
+        bytes_written: threads.iter().map(|t| t.bytes_written).sum(),
+        bits_per_second: ratio(b * 8.0, m.seconds),
+        mebibytes_per_second: ratio(b, m.seconds) / MB,
+        calls,
+        bytes_per_call: ratio(call_bytes as f64, calls as f64),
+        buffers,
+        buffers_per_second: ratio(buffers, m.seconds),
+        avg_frame_size: ratio(b, segments as f64),
+    }
+}
+
+fn cpu(m: &Measured, bytes: u64) -> Cpu {
+    let c = &m.sys.cpu;
+    let total = c.total() as f64;
+    let pct = |v: u64| ratio(v as f64 * 100.0, total);
+    let busy_percent = c.busy_fraction() * 100.0;
+    let busy_hz = busy_percent / 100.0 * m.host.cpu_count as f64 * m.host.cpu_mhz * 1e6;
+    Cpu {
+        cores: m.host.cpu_count,
+        mhz: m.host.cpu_mhz,
+        busy_percent,
+        user_percent: pct(c.user),
+        system_percent: pct(c.system),
+        idle_percent: pct(c.idle),
+        iowait_percent: pct(c.iowait),
+        softirq_percent: pct(c.softirq),
+        process_percent: ratio(m.sys.process_cpu_s * 100.0, m.seconds),
+        cycles_per_byte: ratio(busy_hz, ratio(bytes as f64, m.seconds)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::cut_short;
+    use super::*;
+
+    #[test]
+    fn a_completed_or_continuous_test_did_not_end_early() {
+        assert_eq!(cut_short(End::Completed, Some(6.0)).end.early, None);
+        // Continuous mode ends when someone stops it; only a fault is early there.
+        assert_eq!(cut_short(End::PeerEnded, None).end.early, None);
+        assert_eq!(cut_short(End::Interrupted, None).end.early, None);
+        let f = cut_short(End::Fault("sender 1.2.3.4 closed".into()), None);
+        assert_eq!(f.end.early.map(|e| e.by), Some("fault"));
+    }
+
+    #[test]
+    fn an_overrun_is_noted_past_one_percent_of_the_plan() {
+        assert_eq!(overrun(10.09, Some(10.0)), None);
+        assert!(overrun(11.96, Some(10.0)).is_some_and(|o| (o - 1.96).abs() < 1e-9));
+        assert_eq!(overrun(50.0, None), None);
+    }
+}
