@@ -7,12 +7,14 @@
 //! hears "busy" instead of hanging. A sender that disappears, or silence on every data
 //! connection for the deadline, ends the test early with a fault.
 
+mod begin;
+mod monitor;
 pub(crate) mod sessions;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio::net::TcpListener;
@@ -20,18 +22,20 @@ use tokio::sync::{mpsc, watch};
 
 use crate::admission::Admission;
 use crate::config::{Config, MAX_WAITING_CLIENTS, Protocol, Role, SockOpts};
-use crate::control::message::{Reply, Request, RequestPhase, State};
-use crate::control::{Connection, Incoming, Writer, windows};
+use crate::control::message::State;
+use crate::control::windows;
 use crate::data::Flows;
 use crate::data::udp;
 use crate::data::{self, Worker};
 use crate::report::{EndKind, Report, Side};
 use crate::report::{Note, Notes};
-use crate::role::{Crew, Interrupted, applied, this_host, warn_how_it_went, warn_negotiated};
+use crate::role::{Crew, Interrupted, applied, this_host, warn_how_it_went};
 use crate::stats;
 use crate::stop::Flag;
 use crate::sys::{affinity, limits};
-use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
+use crate::timeline::{self, End, Plan};
+use begin::{Begun, SyncParts, wait_for_flow, wait_for_senders, wait_for_tokens};
+use monitor::ReceiverMonitor;
 use sessions::{Policy, SharedState, StartRequest};
 
 /// Runs the receiver: one test, or (with `-H`) tests until interrupted. Every report is
@@ -315,157 +319,6 @@ enum DataPort {
     Udp(std::net::UdpSocket),
 }
 
-/// A test that has begun: when, the negotiated cycle, the senders' sync connections.
-type Begun = (timeline::Start, u32, Vec<Connection>);
-
-/// Sync mode: waits for a sender's start request (in `-M` mode, for the last client),
-/// starts the clock and tells the senders to go.
-async fn wait_for_senders(
-    cfg: &Config,
-    start_rx: &mut mpsc::Receiver<StartRequest>,
-    sync: &SyncParts<'_>,
-    interrupt: &Flag,
-    notes: Notes<'_>,
-) -> Option<Begun> {
-    let state = sync.state;
-    let mut waiting: Vec<Connection> = Vec::new();
-    loop {
-        let req = tokio::select! {
-            Some(r) = start_rx.recv() => r,
-            _ = interrupt.wait() => return None,
-        };
-        // Every connection this sender opened before its 'R' is taken before the gate
-        // can close (the request keeps it open until it is dropped).
-        if cfg.protocol == Protocol::Tcp {
-            let ports: Vec<u16> = (0..cfg.ports.len()).map(|j| cfg.port(j)).collect();
-            settle(sync.gate, sync.workers, &ports, cfg.timeout).await;
-        }
-        let peer = req.conn.peer().to_string();
-        if cfg.multi_client && !req.last {
-            let mut conn = req.conn;
-            waiting.retain_mut(|c| !c.peer_closed());
-            if waiting.len() >= MAX_WAITING_CLIENTS {
-                notes(Note::Warn(format!(
-                    "too many clients waiting for the last one; rejected {peer}"
-                )));
-                let _ = conn.send(Reply::Reject.value()).await;
-            } else if conn.send(Reply::Wait.value()).await.is_ok() {
-                notes(Note::Info(format!("{peer} waits for the last client")));
-                waiting.push(conn);
-            }
-            continue;
-        }
-        waiting.retain_mut(|c| !c.peer_closed());
-        waiting.push(req.conn);
-        sessions::set(state, State::Running);
-        sync.gate.set_running(true);
-        // As upstream, the clock starts before the 'R' replies go out; each sender gets
-        // exactly one (ntttcp-for-linux sends the last client two). The window's first
-        // edge is sampled now too, before any sender can send a byte. From here to the
-        // window's last edge this thread keeps a real-time priority where allowed, so
-        // that the answers leave right after the sample however busy the CPUs are (a
-        // late answer would start the senders' windows late; the timeline drops it).
-        affinity::prompt_wakeups(true);
-        let t0 = timeline::Edge::take(sync.workers);
-        let mut started = Vec::with_capacity(waiting.len());
-        for mut c in waiting.drain(..) {
-            if c.send(Reply::Go.value()).await.is_ok() {
-                notes(Note::Info(format!("test started with {}", c.peer())));
-                started.push(c);
-            }
-        }
-        if started.is_empty() {
-            affinity::prompt_wakeups(false);
-            sync.gate.set_running(false);
-            sessions::set(state, req.previous);
-            continue; // the sender vanished between asking and our answer
-        }
-        warn_negotiated(req.negotiated, cfg.timeline.duration, notes);
-        return Some((
-            timeline::Start::Sampled(Box::new(t0)),
-            req.negotiated,
-            started,
-        ));
-    }
-}
-
-/// What the sync-mode controller works with.
-struct SyncParts<'a> {
-    state: &'a SharedState,
-    gate: &'a Admission,
-    workers: &'a [Arc<Worker>],
-}
-
-/// Has every worker accept what is queued on its port (thousands of connections take a
-/// busy receiver a while), again while connections to the ports are still half-open (on a
-/// lossy path a handshake's last ACK may come a retransmission later); waits at most
-/// `within`.
-async fn settle(gate: &Admission, workers: &[Arc<Worker>], ports: &[u16], within: Duration) {
-    let give_up = Instant::now() + within;
-    loop {
-        let epoch = gate.request_settle();
-        while Instant::now() < give_up
-            && workers.iter().any(|w| {
-                w.settled.load(Ordering::Acquire) < epoch && !w.finished.load(Ordering::Acquire)
-            })
-        {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        if Instant::now() >= give_up || crate::sys::net::half_open(ports) == 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// Windows sync: waits until every thread's token has been exchanged (a failed exchange,
-/// such as a port scanner's connection, just waits for the next one).
-async fn wait_for_tokens(
-    cfg: &Config,
-    listeners: &[Arc<TcpListener>],
-    interrupt: &Flag,
-) -> Option<Begun> {
-    let mut set = tokio::task::JoinSet::new();
-    for l in listeners {
-        let (l, per_peer) = (l.clone(), cfg.timeout);
-        set.spawn(async move {
-            while windows::exchange_as_receiver(&l, per_peer).await.is_err() {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        });
-    }
-    let all = async { while set.join_next().await.is_some() {} };
-    tokio::select! {
-        _ = all => {}
-        _ = interrupt.wait() => return None,
-    }
-    Some((
-        timeline::Start::At(Instant::now()),
-        cfg.timeline.cycle(),
-        Vec::new(),
-    ))
-}
-
-/// No-sync mode: waits until a new data connection starts to carry bytes.
-async fn wait_for_flow(
-    cfg: &Config,
-    flows: &watch::Sender<u64>,
-    seen: &mut u64,
-    interrupt: &Flag,
-) -> Option<Begun> {
-    let mut rx = flows.subscribe();
-    let before = *seen;
-    tokio::select! {
-        r = rx.wait_for(|n| *n > before) => { r.ok()?; }
-        _ = interrupt.wait() => return None,
-    }
-    Some((
-        timeline::Start::At(Instant::now()),
-        cfg.timeline.cycle(),
-        Vec::new(),
-    ))
-}
-
 /// Runs one test that has begun and reports it.
 async fn test(
     cfg: &Config,
@@ -474,53 +327,16 @@ async fn test(
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Report {
-    let (tx, rx) = mpsc::channel(8);
-    let writers: Vec<Option<Writer>> = conns
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| Some(c.monitor(i, tx.clone())))
-        .collect();
-    drop(tx);
-    let mut mon = ReceiverMonitor {
-        open_sessions: writers.len(),
-        owed: vec![false; writers.len()],
-        writers,
-        incoming: rx,
-        interrupt: interrupt.clone(),
-        workers,
-        tick: tokio::time::interval(Duration::from_millis(100)),
-        silence: Silence::new(workers, cfg.timeout),
-        seen_open: false,
-        started: t0.instant(),
-        deadline: cfg.timeout,
-        sync: cfg.linux_sync(),
-        udp: cfg.protocol == Protocol::Udp,
-    };
+    let mut mon = ReceiverMonitor::new(cfg, conns, workers, interrupt, t0.instant());
     // The sender's proposal is its whole cycle: our cool-down must fit inside it.
     let plan = Plan {
         interval: cfg.interval,
         ..Plan::within(cfg.timeline, negotiated, true)
     };
-    let count = |f: fn(&Worker) -> usize| workers.iter().map(|w| f(w)).sum::<usize>();
-    let accepted_before = count(|w| w.connections.load(Ordering::Acquire));
-    // Sync mode: the senders connected before 'R', so their connections are open now.
-    let open_at_start = count(|w| w.open.load(Ordering::Acquire));
+    let before = Connections::now(workers);
     let progress = |p| notes(Note::Progress(Side::Receiver, p));
     let window = timeline::run(t0, plan, workers, None, &mut mon, &progress).await;
-    // An 'E' that ended the measurement is answered now that the test has stopped.
-    for (w, owed) in mon.writers.iter_mut().zip(&mon.owed) {
-        if let (Some(w), true) = (w.as_mut(), *owed) {
-            let _ = w.send(Reply::State(State::Finished).value()).await;
-        }
-    }
-    if window.ended == End::Completed {
-        // Keep draining until the senders are done (their clocks started a handshake
-        // later than ours), at most a second, so our close does not cut them off.
-        let _ = tokio::time::timeout(Duration::from_secs(1), mon.drained()).await;
-    }
-    for w in mon.writers.into_iter().flatten() {
-        w.close().await;
-    }
+    mon.close(window.ended == End::Completed).await;
     let ports: Vec<u16> = (0..workers.len()).map(|j| cfg.port(j)).collect();
     let peers: Vec<String> = workers
         .iter()
@@ -531,9 +347,7 @@ async fn test(
     // datagrams may beat our start sample) belongs to this test.
     let connections = match cfg.protocol {
         Protocol::Udp => peers.len(),
-        Protocol::Tcp => {
-            count(|w| w.connections.load(Ordering::Acquire)) - accepted_before + open_at_start
-        }
+        Protocol::Tcp => before.of_this_test(workers),
     };
     let mut report = stats::from_window(
         Side::Receiver,
@@ -554,109 +368,27 @@ async fn test(
     report
 }
 
-/// Events on the receiver side: Ctrl+C, a sender's 'E' or its disappearance, every data
-/// connection gone, no data at all for the deadline.
-struct ReceiverMonitor<'a> {
-    incoming: mpsc::Receiver<(usize, Incoming)>,
-    writers: Vec<Option<Writer>>,
-    /// Senders whose 'E' ended the measurement and still await the finished state.
-    owed: Vec<bool>,
-    open_sessions: usize,
-    interrupt: Flag,
-    workers: &'a [Arc<Worker>],
-    tick: tokio::time::Interval,
-    silence: Silence,
-    seen_open: bool,
-    /// When the test started, and how long it may run without a data connection.
-    started: Instant,
-    deadline: Duration,
-    sync: bool,
-    /// UDP data: no connection ever closes, so only the sync channel tells the end.
-    udp: bool,
+/// The workers' connection counts when a test starts.
+struct Connections {
+    /// Accepted since the workers started.
+    accepted: usize,
+    /// Open now: in sync mode the senders connected before 'R'.
+    open: usize,
 }
 
-impl ReceiverMonitor<'_> {
-    /// Every data connection of this test has closed again.
-    fn all_closed(&mut self) -> bool {
-        let open: usize = self
-            .workers
-            .iter()
-            .map(|w| w.open.load(Ordering::Acquire))
-            .sum();
-        self.seen_open |= open > 0;
-        self.seen_open && open == 0
-    }
-
-    /// Resolves when the senders are done: every sync session (or, without sync, every
-    /// data connection) has closed.
-    async fn drained(&mut self) {
-        if !self.sync && self.udp {
-            return;
-        }
-        while self.sync && self.open_sessions > 0 || !self.sync && !self.all_closed() {
-            match self.next(Phase::Cooldown).await {
-                Event::Interrupted => return,
-                Event::PeerEnded | Event::Fault(_) => {}
-            }
+impl Connections {
+    fn now(workers: &[Arc<Worker>]) -> Self {
+        Self {
+            accepted: workers
+                .iter()
+                .map(|w| w.connections.load(Ordering::Acquire))
+                .sum(),
+            open: workers.iter().map(|w| w.open.load(Ordering::Acquire)).sum(),
         }
     }
-}
 
-impl Monitor for ReceiverMonitor<'_> {
-    async fn next(&mut self, phase: Phase) -> Event {
-        loop {
-            tokio::select! {
-                _ = self.interrupt.wait() => return Event::Interrupted,
-                Some((i, m)) = self.incoming.recv() => match m {
-                    Incoming::Message(v) => match Request::decode(RequestPhase::Running, v) {
-                        Ok(Request::End) => {
-                            if phase == Phase::Cooldown {
-                                // Measurement is over: answer at once.
-                                if let Some(w) = self.writers[i].as_mut() {
-                                    let _ = w.send(Reply::State(State::Finished).value()).await;
-                                }
-                            } else {
-                                self.owed[i] = true;
-                            }
-                            return Event::PeerEnded;
-                        }
-                        Ok(_) => {
-                            if let Some(w) = self.writers[i].as_mut() {
-                                let _ = w.send(Reply::State(State::Running).value()).await;
-                            }
-                        }
-                        Err(_) => {} // a stray value: the test goes on
-                    },
-                    Incoming::Closed(reason) => {
-                        self.open_sessions = self.open_sessions.saturating_sub(1);
-                        let peer = self.writers[i].as_ref().map_or("?", |w| w.peer()).to_string();
-                        self.writers[i] = None;
-                        return Event::Fault(format!("sender {peer} {reason}"));
-                    }
-                },
-                _ = self.tick.tick() => {
-                    if self.all_closed() {
-                        let how = if self.sync { "" } else { " (no-sync mode)" };
-                        return Event::Fault(format!("all data connections closed{how}"));
-                    }
-                    // A sender that started a test without opening a data connection (a
-                    // hostile or broken peer) must not hold the receiver for its cycle.
-                    if !self.udp && !self.seen_open && self.started.elapsed() >= self.deadline {
-                        return Event::Fault(format!(
-                            "no data connection within {:.1} s of the start",
-                            self.deadline.as_secs_f64()
-                        ));
-                    }
-                    if phase != Phase::Cooldown
-                        && let Some(quiet) = self.silence.check(self.workers)
-                    {
-                        return Event::Fault(format!(
-                            "no data received for {:.1} s (sender or path silent)",
-                            quiet.as_secs_f64()
-                        ));
-                    }
-                }
-            }
-        }
+    /// The test's connections: those open at its start and those accepted since.
+    fn of_this_test(&self, workers: &[Arc<Worker>]) -> usize {
+        Self::now(workers).accepted - self.accepted + self.open
     }
 }

@@ -1,0 +1,172 @@
+//! How a test begins on the receiver: a sender's start request (sync mode), every
+//! Windows token exchanged, or the first bytes of a new data connection (no-sync mode).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+
+use super::sessions::{self, SharedState, StartRequest};
+use crate::admission::Admission;
+use crate::config::{Config, MAX_WAITING_CLIENTS, Protocol};
+use crate::control::message::{Reply, State};
+use crate::control::{Connection, windows};
+use crate::data::Worker;
+use crate::report::{Note, Notes};
+use crate::role::warn_negotiated;
+use crate::stop::Flag;
+use crate::sys::affinity;
+use crate::timeline;
+
+/// A test that has begun: when, the negotiated cycle, the senders' sync connections.
+pub(crate) type Begun = (timeline::Start, u32, Vec<Connection>);
+
+/// Sync mode: waits for a sender's start request (in `-M` mode, for the last client),
+/// starts the clock and tells the senders to go.
+pub(crate) async fn wait_for_senders(
+    cfg: &Config,
+    start_rx: &mut mpsc::Receiver<StartRequest>,
+    sync: &SyncParts<'_>,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Option<Begun> {
+    let state = sync.state;
+    let mut waiting: Vec<Connection> = Vec::new();
+    loop {
+        let req = tokio::select! {
+            Some(r) = start_rx.recv() => r,
+            _ = interrupt.wait() => return None,
+        };
+        // Every connection this sender opened before its 'R' is taken before the gate
+        // can close (the request keeps it open until it is dropped).
+        if cfg.protocol == Protocol::Tcp {
+            let ports: Vec<u16> = (0..cfg.ports.len()).map(|j| cfg.port(j)).collect();
+            settle(sync.gate, sync.workers, &ports, cfg.timeout).await;
+        }
+        let peer = req.conn.peer().to_string();
+        if cfg.multi_client && !req.last {
+            let mut conn = req.conn;
+            waiting.retain_mut(|c| !c.peer_closed());
+            if waiting.len() >= MAX_WAITING_CLIENTS {
+                notes(Note::Warn(format!(
+                    "too many clients waiting for the last one; rejected {peer}"
+                )));
+                let _ = conn.send(Reply::Reject.value()).await;
+            } else if conn.send(Reply::Wait.value()).await.is_ok() {
+                notes(Note::Info(format!("{peer} waits for the last client")));
+                waiting.push(conn);
+            }
+            continue;
+        }
+        waiting.retain_mut(|c| !c.peer_closed());
+        waiting.push(req.conn);
+        sessions::set(state, State::Running);
+        sync.gate.set_running(true);
+        // As upstream, the clock starts before the 'R' replies go out; each sender gets
+        // exactly one (ntttcp-for-linux sends the last client two). The window's first
+        // edge is sampled now too, before any sender can send a byte. From here to the
+        // window's last edge this thread keeps a real-time priority where allowed, so
+        // that the answers leave right after the sample however busy the CPUs are (a
+        // late answer would start the senders' windows late; the timeline drops it).
+        affinity::prompt_wakeups(true);
+        let t0 = timeline::Edge::take(sync.workers);
+        let mut started = Vec::with_capacity(waiting.len());
+        for mut c in waiting.drain(..) {
+            if c.send(Reply::Go.value()).await.is_ok() {
+                notes(Note::Info(format!("test started with {}", c.peer())));
+                started.push(c);
+            }
+        }
+        if started.is_empty() {
+            affinity::prompt_wakeups(false);
+            sync.gate.set_running(false);
+            sessions::set(state, req.previous);
+            continue; // the sender vanished between asking and our answer
+        }
+        warn_negotiated(req.negotiated, cfg.timeline.duration, notes);
+        return Some((
+            timeline::Start::Sampled(Box::new(t0)),
+            req.negotiated,
+            started,
+        ));
+    }
+}
+
+/// What the sync-mode controller works with.
+pub(crate) struct SyncParts<'a> {
+    pub(crate) state: &'a SharedState,
+    pub(crate) gate: &'a Admission,
+    pub(crate) workers: &'a [Arc<Worker>],
+}
+
+/// Has every worker accept what is queued on its port (thousands of connections take a
+/// busy receiver a while), again while connections to the ports are still half-open (on a
+/// lossy path a handshake's last ACK may come a retransmission later); waits at most
+/// `within`.
+async fn settle(gate: &Admission, workers: &[Arc<Worker>], ports: &[u16], within: Duration) {
+    let give_up = Instant::now() + within;
+    loop {
+        let epoch = gate.request_settle();
+        while Instant::now() < give_up
+            && workers.iter().any(|w| {
+                w.settled.load(Ordering::Acquire) < epoch && !w.finished.load(Ordering::Acquire)
+            })
+        {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        if Instant::now() >= give_up || crate::sys::net::half_open(ports) == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Windows sync: waits until every thread's token has been exchanged (a failed exchange,
+/// such as a port scanner's connection, just waits for the next one).
+pub(crate) async fn wait_for_tokens(
+    cfg: &Config,
+    listeners: &[Arc<TcpListener>],
+    interrupt: &Flag,
+) -> Option<Begun> {
+    let mut set = tokio::task::JoinSet::new();
+    for l in listeners {
+        let (l, per_peer) = (l.clone(), cfg.timeout);
+        set.spawn(async move {
+            while windows::exchange_as_receiver(&l, per_peer).await.is_err() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+    }
+    let all = async { while set.join_next().await.is_some() {} };
+    tokio::select! {
+        _ = all => {}
+        _ = interrupt.wait() => return None,
+    }
+    Some((
+        timeline::Start::At(Instant::now()),
+        cfg.timeline.cycle(),
+        Vec::new(),
+    ))
+}
+
+/// No-sync mode: waits until a new data connection starts to carry bytes.
+pub(crate) async fn wait_for_flow(
+    cfg: &Config,
+    flows: &watch::Sender<u64>,
+    seen: &mut u64,
+    interrupt: &Flag,
+) -> Option<Begun> {
+    let mut rx = flows.subscribe();
+    let before = *seen;
+    tokio::select! {
+        r = rx.wait_for(|n| *n > before) => { r.ok()?; }
+        _ = interrupt.wait() => return None,
+    }
+    Some((
+        timeline::Start::At(Instant::now()),
+        cfg.timeline.cycle(),
+        Vec::new(),
+    ))
+}
