@@ -1,7 +1,7 @@
-//! The `ntttcp` command from arguments to exit status: parse, check the outputs, detach
-//! with `-D`, print the banner, run, and map the outcome to a documented status (0
-//! completed, 1 runtime failure, 2 usage error, 3 below `--min-throughput`, 130
-//! interrupted).
+//! The `ntttcp` command from arguments to exit status: parse, check the line against this
+//! host and the outputs, detach with `-D`, print the banner, run, and map the outcome to a
+//! documented status (0 completed, 1 runtime failure, 2 usage error, 3 below
+//! `--min-throughput`, 130 interrupted).
 
 use std::ffi::OsString;
 
@@ -33,6 +33,9 @@ pub fn main(args: &[OsString]) -> u8 {
         }
         Err(e) => return usage_error(&e),
     };
+    if let Err(e) = cli::host::check_on_this_host(&mut config) {
+        return usage_error(&e);
+    }
     if let Err(e) = terminal::check_outputs(&look) {
         return usage_error(&e);
     }

@@ -102,6 +102,26 @@ impl Timeline {
     }
 }
 
+/// How the two sides synchronize their start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SyncMode {
+    /// No sync (`-N` / `-ns`): each side times itself from its first byte.
+    Off,
+    /// ntttcp-for-linux's handshake on the port below the data ports.
+    Linux,
+    /// A Windows-dialect line: Windows NTttcp's per-thread tokens on data port + 1000;
+    /// each side times itself. `port_handout` is `-sp`: the receiver hands out data ports
+    /// base+1… over the base port.
+    Windows { port_handout: bool },
+}
+
+impl SyncMode {
+    /// Whether the sides synchronize at all.
+    pub(crate) fn is_on(self) -> bool {
+        self != Self::Off
+    }
+}
+
 /// Everything a run needs.
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
@@ -129,14 +149,8 @@ pub(crate) struct Config {
     pub recv_size: usize,
     /// Warm-up, duration, cool-down.
     pub timeline: Timeline,
-    /// Whether the two sides synchronize their start (off with `-N` / `-ns`): with
-    /// ntttcp-for-linux's handshake, or Windows NTttcp's tokens when `windows_sync`.
-    pub sync: bool,
-    /// Windows-dialect line with sync: per-thread tokens on data port + 1000 instead of
-    /// the ntttcp-for-linux handshake; each side times itself.
-    pub windows_sync: bool,
-    /// Windows `-sp`: the receiver hands out data ports base+1… over the base port.
-    pub port_handout: bool,
+    /// How the two sides synchronize their start.
+    pub sync: SyncMode,
     /// Use IPv6 wildcard/loopback defaults.
     pub ipv6: bool,
     /// `-Q`: no live lines.
@@ -239,12 +253,22 @@ impl Config {
     /// Data port number of port index j (one higher with the `-sp` hand-out, which
     /// uses the base port itself).
     pub(crate) fn port(&self, j: usize) -> u16 {
-        self.base_port + j as u16 + u16::from(self.port_handout)
+        self.base_port + j as u16 + u16::from(self.port_handout())
     }
 
     /// Whether the ntttcp-for-linux sync channel is used.
     pub(crate) fn linux_sync(&self) -> bool {
-        self.sync && !self.windows_sync
+        self.sync == SyncMode::Linux
+    }
+
+    /// Whether Windows NTttcp's per-thread tokens synchronize the start.
+    pub(crate) fn windows_sync(&self) -> bool {
+        matches!(self.sync, SyncMode::Windows { .. })
+    }
+
+    /// Windows `-sp`: the receiver hands out data ports base+1… over the base port.
+    pub(crate) fn port_handout(&self) -> bool {
+        self.sync == SyncMode::Windows { port_handout: true }
     }
 
     /// Sender threads in index order: thread k targets port `k / n`.
@@ -356,9 +380,7 @@ mod tests {
                 duration: 10,
                 cooldown: 1,
             },
-            sync: true,
-            windows_sync: false,
-            port_handout: false,
+            sync: SyncMode::Linux,
             ipv6: false,
             quiet: false,
             verbose: false,

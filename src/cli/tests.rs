@@ -1,4 +1,4 @@
-//! Flag tables: argv → normalize → clap → Config, for both dialects.
+//! Flag tables: argv → normalize → clap → Config (→ the host checks), for both dialects.
 
 use super::*;
 use crate::config::DEFAULT_SEND_SIZE;
@@ -11,7 +11,10 @@ fn parse_line(line: &str) -> Result<Config, UsageError> {
         .map(OsString::from)
         .collect();
     match parse(&args, CPUS)? {
-        Parsed::Run(c, _) => Ok(*c),
+        Parsed::Run(mut c, _) => {
+            host::check_on_this_host(&mut c)?;
+            Ok(*c)
+        }
         Parsed::Info(t) => panic!("unexpected info output: {t}"),
     }
 }
@@ -44,7 +47,7 @@ fn issue_commands() {
         (Role::Receiver, 4, 1)
     );
     assert_eq!(c.timeline.duration, 300);
-    assert!(c.sync);
+    assert!(c.sync.is_on());
     let c = ok("-s -m 4,*,10.0.0.5 -t 300");
     assert_eq!((c.role, c.sender_connections()), (Role::Sender, 4));
     assert_eq!(hosts(&c), vec![Some("10.0.0.5"); 4]);
@@ -59,9 +62,9 @@ fn issue_commands() {
     assert_eq!((c.timeline.warmup, c.timeline.cooldown), (1, 1));
     assert_eq!(c.send_size, DEFAULT_SEND_SIZE);
     let c = ok("-r -m 4,*,127.0.0.1 -N -t 300");
-    assert!(!c.sync);
+    assert!(!c.sync.is_on());
     let c = ok("-s -m 4,*,10.0.0.5 -ns -t 300");
-    assert_eq!((c.sync, c.ports.len()), (false, 4));
+    assert_eq!((c.sync.is_on(), c.ports.len()), (false, 4));
     let c = ok("--loopback -t 5");
     assert_eq!(c.role, Role::Loopback);
     assert_eq!(hosts(&c), vec![Some("127.0.0.1"); 16]);
@@ -191,12 +194,12 @@ fn windows_flag_table() {
     assert_eq!(hosts(&c)[3], Some("10.0.0.6"));
     // The Linux line that collides: -N is no-sync here, Windows would need a count.
     let c = ok("-r -m 1,*,127.0.0.1 -N -t 5");
-    assert!(!c.sync);
+    assert!(!c.sync.is_on());
     // Forced dialects.
     let c = ok("--dialect windows -s -m 1,*,10.0.0.5 -P 7001 -t 5");
     assert_eq!((c.base_port, c.ports.len()), (7001, 1));
     let c = ok("--dialect linux -s -m 1,*,10.0.0.5 -ns -P 2 -t 5");
-    assert_eq!((c.sync, c.ports.len()), (false, 2));
+    assert_eq!((c.sync.is_on(), c.ports.len()), (false, 2));
 }
 
 #[test]

@@ -105,14 +105,14 @@ pub(crate) fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
     };
     // Windows sync: one token port per thread, and with -sp the port hand-out.
     let mut tokens = Vec::new();
-    if cfg.windows_sync {
+    if cfg.windows_sync() {
         for j in 0..cfg.ports.len() {
             let addr = SocketAddr::new(ip(j)?, cfg.port(j) + windows::TOKEN_PORT_OFFSET);
             tokens.push(Arc::new(bind_tokio(addr, "sync token port")?));
         }
     }
     let handout = cfg
-        .port_handout
+        .port_handout()
         .then(|| bind_tokio(SocketAddr::new(ip(0)?, cfg.base_port), "port hand-out port"))
         .transpose()?;
     let sync = cfg
@@ -247,9 +247,9 @@ async fn serve_tests(
     let mut reports = Vec::new();
     let mut flows_seen = 0;
     loop {
-        let begun = if cfg.windows_sync {
+        let begun = if cfg.windows_sync() {
             wait_for_tokens(cfg, parts.tokens, interrupt).await
-        } else if cfg.sync {
+        } else if cfg.sync.is_on() {
             let sync = SyncParts {
                 state: parts.state,
                 gate: parts.gate,

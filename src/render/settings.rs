@@ -45,7 +45,7 @@ fn header(cfg: &Config, roles: &[Role]) -> String {
     if cfg.last_client {
         header.push_str("last client:\t\t\t yes\n");
     }
-    if !cfg.sync {
+    if !cfg.sync.is_on() {
         header.push_str("*** no sender/receiver synch\n");
     }
     header

@@ -150,7 +150,7 @@ impl Params {
             ports: cfg.ports.len(),
             threads_per_port: cfg.threads_per_port,
             conns_per_thread: cfg.conns_per_thread,
-            sync: cfg.sync,
+            sync: cfg.sync.is_on(),
             timeline: cfg.timeline,
             ipv6: cfg.ipv6,
             verbose: cfg.verbose,

@@ -39,7 +39,7 @@ use sync::{ask_for_ports, end_test, exchange_tokens, handshake, request_start};
 pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Report> {
     let mut targets = resolve_targets(cfg)?;
     let payload = prepare(cfg, &targets, notes)?;
-    if cfg.port_handout {
+    if cfg.port_handout() {
         ask_for_ports(cfg, &mut targets).await?;
     }
     let (fitted, datagrams_per_send) = fit_datagrams(cfg, &targets, notes)?;
@@ -230,7 +230,7 @@ async fn start_test(
         for conn in &mut sessions {
             request_start(conn, cfg, interrupt, notes).await?;
         }
-        if cfg.windows_sync {
+        if cfg.windows_sync() {
             exchange_tokens(targets, cfg, interrupt).await?;
         }
         Ok::<(), anyhow::Error>(())

@@ -16,7 +16,7 @@ use crate::sys::limits;
 pub(super) fn check_descriptors(cfg: &Config, hosts: usize) -> Result<()> {
     let connections = cfg.sender_connections() as u64;
     let sessions = if cfg.linux_sync() { hosts as u64 } else { 0 };
-    let tokens = if cfg.windows_sync {
+    let tokens = if cfg.windows_sync() {
         cfg.ports.len() as u64
     } else {
         0
