@@ -39,7 +39,10 @@ pub fn main(args: &[OsString]) -> u8 {
     if let Err(e) = terminal::check_outputs(&look) {
         return usage_error(&e);
     }
-    let _pid_file = match daemon::detach_if(config.daemon, config.pid_file.as_deref()) {
+    let _pid_file = match daemon::detach_if(
+        config.background.daemon,
+        config.background.pid_file.as_deref(),
+    ) {
         Ok(daemon::Background::Started(pid)) => {
             terminal::out(&format!("running in the background (pid {pid})\n"));
             return 0;
@@ -65,7 +68,7 @@ pub fn main(args: &[OsString]) -> u8 {
     };
     if look.format.is_human() {
         term.out(&banner);
-        if config.verbose {
+        if config.show.verbose {
             term.out(&settings::render(&config));
         }
     }

@@ -122,11 +122,37 @@ impl SyncMode {
     }
 }
 
-/// Everything a run needs.
+/// Everything a run needs, in groups: who talks to whom (`streams`), what the data
+/// connections carry (`data`), when (`timeline`, `sync`, `timeout`), the sender's source
+/// (`source`), role switches (`roles`), `-D` (`background`) and what is shown (`show`).
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     /// Sender, receiver or both.
     pub role: Role,
+    /// Ports, threads and connections.
+    pub streams: Streams,
+    /// What the data connections carry, and how.
+    pub data: DataOpts,
+    /// Warm-up, duration, cool-down.
+    pub timeline: Timeline,
+    /// How the two sides synchronize their start.
+    pub sync: SyncMode,
+    /// The I/O and wait deadline (`--timeout`, Windows `-to`): connecting (sync and
+    /// data), each handshake reply, and data silence during a test.
+    pub timeout: Duration,
+    /// The sender's source address and ports.
+    pub source: Source,
+    /// Switches of one role.
+    pub roles: RoleOpts,
+    /// Running in the background (`-D`).
+    pub background: Background,
+    /// What is shown and counted besides the results.
+    pub show: Show,
+}
+
+/// Who talks to whom: receiver ports, sender threads per port, connections per thread.
+#[derive(Debug, Clone)]
+pub(crate) struct Streams {
     /// One entry per receiver port, in port order.
     pub ports: Vec<PortPlan>,
     /// Sender threads per receiver port (`-n` in the Linux dialect).
@@ -135,33 +161,50 @@ pub(crate) struct Config {
     pub conns_per_thread: u32,
     /// First data port; the sync port is one below it.
     pub base_port: u16,
+    /// Use IPv6 wildcard/loopback defaults.
+    pub ipv6: bool,
+}
+
+/// What the data connections carry, and how.
+#[derive(Debug, Clone)]
+pub(crate) struct DataOpts {
     /// TCP or UDP data connections.
     pub protocol: Protocol,
     /// Bytes per `send()` call (UDP: per datagram).
     pub send_size: usize,
+    /// Bytes per `recv()` call.
+    pub recv_size: usize,
     /// UDP without `-b`: the sender sizes datagrams to the path MTU instead.
     pub fit_datagrams: bool,
     /// UDP: use the kernel's segmentation (GSO) and coalescing (GRO) offloads.
     pub udp_offload: bool,
     /// Zero-copy paths asked for.
     pub zero_copy: ZeroCopy,
-    /// Bytes per `recv()` call.
-    pub recv_size: usize,
-    /// Warm-up, duration, cool-down.
-    pub timeline: Timeline,
-    /// How the two sides synchronize their start.
-    pub sync: SyncMode,
-    /// Use IPv6 wildcard/loopback defaults.
-    pub ipv6: bool,
-    /// `-Q`: no live lines.
-    pub quiet: bool,
-    /// `-V` / `-v`: settings and progress lines.
-    pub verbose: bool,
     /// Data-path style for sender workers.
     pub io_mode: IoMode,
-    /// The I/O and wait deadline (`--timeout`, Windows `-to`): connecting (sync and
-    /// data), each handshake reply, and data silence during a test.
-    pub timeout: Duration,
+    /// Socket options of the data connections.
+    pub sockopts: SockOpts,
+    /// `-B`: one rate limit for all sender workers, bits per second.
+    pub rate_limit: Option<f64>,
+    /// Windows `-thr`: a rate limit per sender thread, bytes per second.
+    pub thread_rate: Option<f64>,
+}
+
+/// The sender's source address and ports.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Source {
+    /// Bind every data and sync socket to this address (`-a`, Windows `-nic`).
+    pub addr: Option<std::net::IpAddr>,
+    /// The interface owning `addr` (SO_BINDTODEVICE), if found (filled in by the host
+    /// checks after parsing).
+    pub device: Option<String>,
+    /// Pin source ports from here (`-f`): connection i of thread k uses `port + k·l + i`.
+    pub port: Option<u16>,
+}
+
+/// Switches of one role.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RoleOpts {
     /// Receiver: serve tests one after another until interrupted (`-H`).
     pub hold: bool,
     /// Receiver: `-e` was given (shown in the settings; the receiver always uses epoll).
@@ -170,29 +213,30 @@ pub(crate) struct Config {
     pub multi_client: bool,
     /// Sender: this is the last client of a multi-client test (`-L`).
     pub last_client: bool,
+}
+
+/// Running in the background.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Background {
     /// Run in the background (`-D`).
     pub daemon: bool,
     /// Where a daemon writes its PID (`--pid-file`), absolute.
     pub pid_file: Option<std::path::PathBuf>,
-    /// Socket options of the data connections.
-    pub sockopts: SockOpts,
-    /// Sender: bind every data and sync socket to this address (`-a`, Windows `-nic`).
-    pub source_addr: Option<std::net::IpAddr>,
-    /// The interface owning `source_addr` (SO_BINDTODEVICE), if found.
-    pub source_device: Option<String>,
-    /// Sender: pin source ports from here (`-f`): connection i of thread k uses
-    /// `port + k·l + i`.
-    pub source_port: Option<u16>,
-    /// `-B`: one rate limit for all sender workers, bits per second.
-    pub rate_limit: Option<f64>,
-    /// Windows `-thr`: a rate limit per sender thread, bytes per second.
-    pub thread_rate: Option<f64>,
+}
+
+/// What is shown and counted besides the results.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Show {
+    /// `-Q`: no live lines.
+    pub quiet: bool,
+    /// `-V` / `-v`: settings and progress lines.
+    pub verbose: bool,
     /// `--show-tcp-retrans`: report TcpExt retransmit rates.
-    pub show_tcp_retrans: bool,
+    pub tcp_retrans: bool,
     /// `--show-nic-packets IF`: report that interface's packet counts.
-    pub show_nic: Option<String>,
+    pub nic: Option<String>,
     /// `--show-dev-interrupts STR`: report interrupts on /proc/interrupts lines with STR.
-    pub show_interrupts: Option<String>,
+    pub interrupts: Option<String>,
     /// Sample the counters this often during the measurement (`--interval`, or 1 s for
     /// the live status line on a terminal).
     pub interval: Option<Duration>,
@@ -247,13 +291,13 @@ pub(crate) struct SenderThread {
 impl Config {
     /// The sync (control) port: one below the first data port.
     pub(crate) fn sync_port(&self) -> u16 {
-        self.base_port - 1
+        self.streams.base_port - 1
     }
 
     /// Data port number of port index j (one higher with the `-sp` hand-out, which
     /// uses the base port itself).
     pub(crate) fn port(&self, j: usize) -> u16 {
-        self.base_port + j as u16 + u16::from(self.port_handout())
+        self.streams.base_port + j as u16 + u16::from(self.port_handout())
     }
 
     /// Whether the ntttcp-for-linux sync channel is used.
@@ -273,8 +317,8 @@ impl Config {
 
     /// Sender threads in index order: thread k targets port `k / n`.
     pub(crate) fn sender_threads(&self) -> Vec<SenderThread> {
-        let n = self.threads_per_port as usize;
-        (0..self.ports.len() * n)
+        let n = self.streams.threads_per_port as usize;
+        (0..self.streams.ports.len() * n)
             .map(|index| SenderThread {
                 index,
                 port_index: index / n,
@@ -284,7 +328,9 @@ impl Config {
 
     /// Total data connections a sender opens.
     pub(crate) fn sender_connections(&self) -> usize {
-        self.ports.len() * self.threads_per_port as usize * self.conns_per_thread as usize
+        self.streams.ports.len()
+            * self.streams.threads_per_port as usize
+            * self.streams.conns_per_thread as usize
     }
 
     /// How long senders wait for the last client of a multi-client test.
@@ -294,10 +340,10 @@ impl Config {
 
     /// The host a port listens on / is reached at, with the role's default.
     pub(crate) fn host_of(&self, j: usize) -> String {
-        match &self.ports[j].host {
+        match &self.streams.ports[j].host {
             Some(h) => h.clone(),
-            None if self.role == Role::Loopback => loopback_host(self.ipv6).into(),
-            None if self.ipv6 => "::".into(),
+            None if self.role == Role::Loopback => loopback_host(self.streams.ipv6).into(),
+            None if self.streams.ipv6 => "::".into(),
             None => "0.0.0.0".into(),
         }
     }
@@ -359,49 +405,42 @@ mod tests {
     fn config(ports: usize, n: u32, l: u32) -> Config {
         Config {
             role: Role::Sender,
-            ports: vec![
-                PortPlan {
-                    host: Some("10.0.0.5".into()),
-                    cpu: CpuSpec::Any
-                };
-                ports
-            ],
-            threads_per_port: n,
-            conns_per_thread: l,
-            base_port: 5001,
-            protocol: Protocol::Tcp,
-            send_size: DEFAULT_SEND_SIZE,
-            fit_datagrams: false,
-            udp_offload: true,
-            zero_copy: ZeroCopy::default(),
-            recv_size: DEFAULT_RECV_SIZE,
+            streams: Streams {
+                ports: vec![
+                    PortPlan {
+                        host: Some("10.0.0.5".into()),
+                        cpu: CpuSpec::Any
+                    };
+                    ports
+                ],
+                threads_per_port: n,
+                conns_per_thread: l,
+                base_port: 5001,
+                ipv6: false,
+            },
+            data: DataOpts {
+                protocol: Protocol::Tcp,
+                send_size: DEFAULT_SEND_SIZE,
+                recv_size: DEFAULT_RECV_SIZE,
+                fit_datagrams: false,
+                udp_offload: true,
+                zero_copy: ZeroCopy::default(),
+                io_mode: IoMode::Auto,
+                sockopts: SockOpts::default(),
+                rate_limit: None,
+                thread_rate: None,
+            },
             timeline: Timeline {
                 warmup: 1,
                 duration: 10,
                 cooldown: 1,
             },
             sync: SyncMode::Linux,
-            ipv6: false,
-            quiet: false,
-            verbose: false,
-            io_mode: IoMode::Auto,
             timeout: DEFAULT_TIMEOUT,
-            hold: false,
-            epoll: false,
-            multi_client: false,
-            last_client: false,
-            daemon: false,
-            pid_file: None,
-            sockopts: SockOpts::default(),
-            source_addr: None,
-            source_device: None,
-            source_port: None,
-            rate_limit: None,
-            thread_rate: None,
-            show_tcp_retrans: false,
-            show_nic: None,
-            show_interrupts: None,
-            interval: None,
+            source: Source::default(),
+            roles: RoleOpts::default(),
+            background: Background::default(),
+            show: Show::default(),
         }
     }
 
@@ -434,10 +473,10 @@ mod tests {
     #[test]
     fn default_hosts_depend_on_role_and_family() {
         let mut c = config(1, 1, 1);
-        c.ports[0].host = None;
+        c.streams.ports[0].host = None;
         c.role = Role::Receiver;
         assert_eq!(c.host_of(0), "0.0.0.0");
-        c.ipv6 = true;
+        c.streams.ipv6 = true;
         assert_eq!(c.host_of(0), "::");
         c.role = Role::Loopback;
         assert_eq!(c.host_of(0), "::1");

@@ -123,8 +123,8 @@ pub(crate) fn applied(
         .iter()
         .find_map(|w| *w.applied.lock().unwrap_or_else(|p| p.into_inner()))?;
     for (name, asked, set) in [
-        ("SO_SNDBUF", cfg.sockopts.send_buffer, got.send_buffer),
-        ("SO_RCVBUF", cfg.sockopts.recv_buffer, got.recv_buffer),
+        ("SO_SNDBUF", cfg.data.sockopts.send_buffer, got.send_buffer),
+        ("SO_RCVBUF", cfg.data.sockopts.recv_buffer, got.recv_buffer),
     ] {
         if let Some(asked) = asked.filter(|a| *a != set) {
             notes(Note::Warn(format!(

@@ -11,7 +11,7 @@ use crate::sys::net::{device_of, is_local_address};
 /// Checks `cfg` against this host and fills in the source interface.
 pub(crate) fn check_on_this_host(cfg: &mut Config) -> Result<(), UsageError> {
     if cfg.role == Role::Receiver {
-        for host in cfg.ports.iter().filter_map(|p| p.host.as_deref()) {
+        for host in cfg.streams.ports.iter().filter_map(|p| p.host.as_deref()) {
             if let Ok(ip) = host.parse::<IpAddr>()
                 && !is_local_address(ip)
             {
@@ -21,15 +21,15 @@ pub(crate) fn check_on_this_host(cfg: &mut Config) -> Result<(), UsageError> {
             }
         }
     }
-    if let Some(ip) = cfg.source_addr {
+    if let Some(ip) = cfg.source.addr {
         if !is_local_address(ip) {
             return Err(UsageError(format!(
                 "invalid value '{ip}' for '-a': it is not an address of this host"
             )));
         }
-        cfg.source_device = device_of(ip);
+        cfg.source.device = device_of(ip);
     }
-    if let Some(nic) = &cfg.show_nic
+    if let Some(nic) = &cfg.show.nic
         && !std::path::Path::new("/sys/class/net").join(nic).exists()
     {
         return Err(UsageError(format!(

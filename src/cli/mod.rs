@@ -12,6 +12,7 @@ use std::ffi::OsString;
 use std::net::IpAddr;
 use std::time::Duration;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
 use crate::config::{
@@ -282,7 +283,11 @@ pub(crate) struct Cli {
 
     /// Output: windows (NTttcp tables), linux (ntttcp-for-linux log lines), json (one
     /// document per test), jsonl (a line per interval and per result).
-    #[arg(long = "format", value_name = "FORMAT", value_parser = parse_format)]
+    #[arg(
+        long = "format",
+        value_name = "FORMAT",
+        value_parser = PossibleValuesParser::new(["windows", "linux", "json", "jsonl"]).map(format_of)
+    )]
     pub format: Option<Format>,
 
     /// Report throughput every SECS seconds during the measurement.
@@ -304,7 +309,12 @@ pub(crate) struct Cli {
 
     /// Data path of sender workers: auto (blocking for one connection per thread), blocking
     /// or async.
-    #[arg(long = "io", value_name = "MODE", hide = true, value_parser = parse_io_mode)]
+    #[arg(
+        long = "io",
+        value_name = "MODE",
+        hide = true,
+        value_parser = PossibleValuesParser::new(["auto", "blocking", "async"]).map(io_mode_of)
+    )]
     pub io: Option<IoMode>,
 
     /// Print version information.
@@ -312,13 +322,13 @@ pub(crate) struct Cli {
     pub version: Option<bool>,
 }
 
-fn parse_format(s: &str) -> Result<Format, String> {
-    match s {
-        "windows" => Ok(Format::Windows),
-        "linux" => Ok(Format::Linux),
-        "json" => Ok(Format::Json),
-        "jsonl" => Ok(Format::Jsonl),
-        _ => Err("expected windows, linux, json or jsonl".into()),
+/// `--format`'s value (one of the possible values clap lists and checks).
+fn format_of(s: String) -> Format {
+    match s.as_str() {
+        "linux" => Format::Linux,
+        "json" => Format::Json,
+        "jsonl" => Format::Jsonl,
+        _ => Format::Windows,
     }
 }
 
@@ -329,12 +339,12 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
     }
 }
 
-fn parse_io_mode(s: &str) -> Result<IoMode, String> {
-    match s {
-        "auto" => Ok(IoMode::Auto),
-        "blocking" => Ok(IoMode::Blocking),
-        "async" => Ok(IoMode::Async),
-        _ => Err("expected auto, blocking or async".into()),
+/// `--io`'s value (one of the possible values clap lists and checks).
+fn io_mode_of(s: String) -> IoMode {
+    match s.as_str() {
+        "blocking" => IoMode::Blocking,
+        "async" => IoMode::Async,
+        _ => IoMode::Auto,
     }
 }
 
@@ -405,7 +415,16 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
 /// clap's first line ("error: ...") without the usage and tip lines that follow it.
 fn one_line(rendered: &str) -> String {
     let first = rendered.lines().next().unwrap_or("invalid command line");
-    first.trim_start_matches("error: ").trim().to_string()
+    let first = first.trim_start_matches("error: ").trim();
+    // A value outside a fixed list: clap lists the list on a line of its own.
+    match rendered
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("[possible values:"))
+    {
+        Some(values) => format!("{first} {values}"),
+        None => first.to_string(),
+    }
 }
 
 /// The spelling the user typed for the flag whose long name is `long`: the Windows token
@@ -474,13 +493,7 @@ fn to_config(
         (None, true) => config::DEFAULT_THREADS_PER_PORT,
     };
     let base_port = cli.port.unwrap_or(config::DEFAULT_PORT);
-    let sync = match (cli.no_sync, dialect) {
-        (true, _) => SyncMode::Off,
-        (false, Dialect::Linux) => SyncMode::Linux,
-        (false, Dialect::Windows) => SyncMode::Windows {
-            port_handout: cli.sync_ports,
-        },
-    };
+    let sync = sync_of(&cli, dialect);
     check_port_range(&cli, base_port, ports.len(), dialect)?;
     check_role_flags(&cli, role, sync.is_on())?;
     check_source(&cli, role, ports.len() * threads_per_port as usize)?;
@@ -492,55 +505,75 @@ fn to_config(
     check_transport(&cli, role, protocol)?;
     check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
     let timeout = timeout_of(&cli);
-    let pid_file = match &cli.pid_file {
-        Some(p) => Some(std::path::absolute(p).map_err(|e| {
-            UsageError(format!(
-                "invalid value '{}' for '--pid-file': {e}",
-                p.display()
-            ))
-        })?),
-        None => None,
-    };
+    let pid_file = pid_file_of(&cli)?;
     check_hosts(role, &mut ports, cli.ipv6)?;
     let sender_conns =
         ports.len() * threads_per_port as usize * cli.connections.unwrap_or(1) as usize;
-    let size = cli.buffer.map(|b| b.0 as usize);
     Ok(Config {
         role,
-        ports,
-        threads_per_port,
-        conns_per_thread: cli.connections.unwrap_or(1),
-        base_port,
-        protocol,
-        // NTttcp's buffers are 64 KiB; ntttcp-for-linux sends 128 KiB.
-        send_size: size.unwrap_or(match dialect {
-            Dialect::Windows => config::NTTTCP_BUFFER,
-            Dialect::Linux => config::DEFAULT_SEND_SIZE,
-        }),
-        fit_datagrams: cli.udp && size.is_none(),
-        udp_offload: !cli.no_udp_offload,
-        zero_copy: config::ZeroCopy {
-            sendfile: cli.sendfile,
-            skip_rx_copy: cli.skip_rx_copy,
+        streams: config::Streams {
+            ports,
+            threads_per_port,
+            conns_per_thread: cli.connections.unwrap_or(1),
+            base_port,
+            ipv6: cli.ipv6,
         },
-        recv_size: size.unwrap_or(config::DEFAULT_RECV_SIZE),
+        data: data_opts(&cli, dialect, sender_conns),
         timeline: Timeline {
             warmup: cli.warmup.unwrap_or(0),
             duration: cli.duration.unwrap_or(config::DEFAULT_DURATION),
             cooldown: cli.cooldown.unwrap_or(0),
         },
         sync,
-        ipv6: cli.ipv6,
-        quiet: cli.quiet,
-        verbose: cli.verbose,
-        io_mode: cli.io.unwrap_or(IoMode::Auto),
         timeout,
-        hold: cli.hold,
-        epoll: cli.epoll,
-        multi_client: cli.multi_client,
-        last_client: cli.last_client,
-        daemon: cli.daemon,
-        pid_file,
+        source: config::Source {
+            addr: cli.source_address,
+            device: None,
+            port: cli.source_port,
+        },
+        roles: config::RoleOpts {
+            hold: cli.hold,
+            epoll: cli.epoll,
+            multi_client: cli.multi_client,
+            last_client: cli.last_client,
+        },
+        background: config::Background {
+            daemon: cli.daemon,
+            pid_file,
+        },
+        show: config::Show {
+            quiet: cli.quiet,
+            verbose: cli.verbose,
+            tcp_retrans: cli.show_tcp_retrans,
+            nic: cli.show_nic_packets,
+            interrupts: cli.show_dev_interrupts,
+            interval: None,
+        },
+    })
+}
+
+/// What the data connections carry: sizes (NTttcp's buffers are 64 KiB, ntttcp-for-linux
+/// sends 128 KiB), offloads, zero-copy, socket options and rate limits.
+fn data_opts(cli: &Cli, dialect: Dialect, sender_conns: usize) -> config::DataOpts {
+    let size = cli.buffer.map(|b| b.0 as usize);
+    config::DataOpts {
+        protocol: if cli.udp {
+            Protocol::Udp
+        } else {
+            Protocol::Tcp
+        },
+        send_size: size.unwrap_or(match dialect {
+            Dialect::Windows => config::NTTTCP_BUFFER,
+            Dialect::Linux => config::DEFAULT_SEND_SIZE,
+        }),
+        recv_size: size.unwrap_or(config::DEFAULT_RECV_SIZE),
+        fit_datagrams: cli.udp && size.is_none(),
+        udp_offload: !cli.no_udp_offload,
+        zero_copy: config::ZeroCopy {
+            sendfile: cli.sendfile,
+            skip_rx_copy: cli.skip_rx_copy,
+        },
+        io_mode: cli.io.unwrap_or(IoMode::Auto),
         sockopts: config::SockOpts {
             no_delay: cli.no_delay,
             pacing_rate: cli
@@ -550,15 +583,32 @@ fn to_config(
             send_buffer: cli.send_buffer.and_then(|b| b.0),
             recv_buffer: cli.recv_buffer.and_then(|b| b.0),
         },
-        source_addr: cli.source_address,
-        source_device: None,
-        source_port: cli.source_port,
         rate_limit: cli.bandwidth.map(|r| r.0).filter(|r| *r > 0.0),
         thread_rate: cli.thread_throttle.filter(|k| *k > 0.0).map(|k| k * 1024.0),
-        show_tcp_retrans: cli.show_tcp_retrans,
-        show_nic: cli.show_nic_packets,
-        show_interrupts: cli.show_dev_interrupts,
-        interval: None,
+    }
+}
+
+/// How the sides synchronize: a Windows-dialect line uses NTttcp's tokens.
+fn sync_of(cli: &Cli, dialect: Dialect) -> SyncMode {
+    match (cli.no_sync, dialect) {
+        (true, _) => SyncMode::Off,
+        (false, Dialect::Linux) => SyncMode::Linux,
+        (false, Dialect::Windows) => SyncMode::Windows {
+            port_handout: cli.sync_ports,
+        },
+    }
+}
+
+/// `--pid-file`, made absolute (a daemon changes its directory).
+fn pid_file_of(cli: &Cli) -> Result<Option<std::path::PathBuf>, UsageError> {
+    let Some(p) = &cli.pid_file else {
+        return Ok(None);
+    };
+    std::path::absolute(p).map(Some).map_err(|e| {
+        UsageError(format!(
+            "invalid value '{}' for '--pid-file': {e}",
+            p.display()
+        ))
     })
 }
 

@@ -31,7 +31,7 @@ fn err(line: &str) -> String {
 }
 
 fn hosts(c: &Config) -> Vec<Option<&str>> {
-    c.ports.iter().map(|p| p.host.as_deref()).collect()
+    c.streams.ports.iter().map(|p| p.host.as_deref()).collect()
 }
 
 #[test]
@@ -43,7 +43,7 @@ fn clap_definition_is_consistent() {
 fn issue_commands() {
     let c = ok("-r -m 4,*,127.0.0.1 -t 300");
     assert_eq!(
-        (c.role, c.ports.len(), c.threads_per_port),
+        (c.role, c.streams.ports.len(), c.streams.threads_per_port),
         (Role::Receiver, 4, 1)
     );
     assert_eq!(c.timeline.duration, 300);
@@ -53,18 +53,22 @@ fn issue_commands() {
     assert_eq!(hosts(&c), vec![Some("10.0.0.5"); 4]);
     // -P after -m sets the port count (ntttcp-for-linux: one stream).
     let c = ok("-s -m 4,*,10.0.0.5 -t 10 -P 1");
-    assert_eq!((c.ports.len(), c.sender_connections()), (1, 1));
+    assert_eq!((c.streams.ports.len(), c.sender_connections()), (1, 1));
     let c = ok("-s10.0.0.5 -W 1 -t 10 -C 1");
     assert_eq!(
-        (c.ports.len(), c.threads_per_port, c.sender_connections()),
+        (
+            c.streams.ports.len(),
+            c.streams.threads_per_port,
+            c.sender_connections()
+        ),
         (16, 4, 64)
     );
     assert_eq!((c.timeline.warmup, c.timeline.cooldown), (1, 1));
-    assert_eq!(c.send_size, DEFAULT_SEND_SIZE);
+    assert_eq!(c.data.send_size, DEFAULT_SEND_SIZE);
     let c = ok("-r -m 4,*,127.0.0.1 -N -t 300");
     assert!(!c.sync.is_on());
     let c = ok("-s -m 4,*,10.0.0.5 -ns -t 300");
-    assert_eq!((c.sync.is_on(), c.ports.len()), (false, 4));
+    assert_eq!((c.sync.is_on(), c.streams.ports.len()), (false, 4));
     let c = ok("--loopback -t 5");
     assert_eq!(c.role, Role::Loopback);
     assert_eq!(hosts(&c), vec![Some("127.0.0.1"); 16]);
@@ -84,10 +88,10 @@ fn linux_flag_table() {
     let c = ok("-s 10.0.0.5 -P 3 -n 2 -l 5");
     assert_eq!(c.sender_connections(), 30);
     let c = ok("-s10.0.0.5 -P3 -n2 -l5 -p6001 -b64K");
-    assert_eq!((c.sender_connections(), c.base_port), (30, 6001));
-    assert_eq!((c.send_size, c.recv_size), (65536, 65536));
+    assert_eq!((c.sender_connections(), c.streams.base_port), (30, 6001));
+    assert_eq!((c.data.send_size, c.data.recv_size), (65536, 65536));
     let c = ok("-s 10.0.0.5 -b 1.5k -W 2 -t 7 -C 3 -Q -V");
-    assert_eq!(c.send_size, 1536);
+    assert_eq!(c.data.send_size, 1536);
     assert_eq!(
         c.timeline,
         Timeline {
@@ -96,9 +100,9 @@ fn linux_flag_table() {
             cooldown: 3
         }
     );
-    assert!(c.quiet && c.verbose);
+    assert!(c.show.quiet && c.show.verbose);
     let c = ok("-s 10.0.0.5 -v -t 0");
-    assert!(c.verbose);
+    assert!(c.show.verbose);
     assert_eq!(c.timeline.cycle(), 0);
     let c = ok("-r -e -6");
     assert_eq!(c.host_of(0), "::");
@@ -106,7 +110,7 @@ fn linux_flag_table() {
     assert_eq!(hosts(&c)[0], Some("::1"));
     // Repeats: the last one wins.
     let c = ok("-s 10.0.0.5 -t 5 -t 9 -p 7000 -p 7100");
-    assert_eq!((c.timeline.duration, c.base_port), (9, 7100));
+    assert_eq!((c.timeline.duration, c.streams.base_port), (9, 7100));
     // Long spellings and single-dash long names.
     let c = ok("--sender 10.0.0.5 --ports 2 --threads 1 --duration 3 -warmup 1");
     assert_eq!((c.sender_connections(), c.timeline.warmup), (2, 1));
@@ -116,20 +120,20 @@ fn linux_flag_table() {
 fn mapping_and_counts_interact_like_ntttcp_for_linux() {
     // As ntttcp-for-linux 1.4.3 reads them.
     let c = ok("-s -m 8,*,10.0.0.5");
-    assert_eq!((c.ports.len(), c.threads_per_port), (8, 1));
+    assert_eq!((c.streams.ports.len(), c.streams.threads_per_port), (8, 1));
     let c = ok("-s -m 8,*,10.0.0.5 -n 3");
     assert_eq!(c.sender_connections(), 24);
     let c = ok("-s -P 4 -m 8,*,10.0.0.5");
-    assert_eq!(c.ports.len(), 8);
+    assert_eq!(c.streams.ports.len(), 8);
     let c = ok("-s -m 8,*,10.0.0.5 -P 4");
-    assert_eq!(c.ports.len(), 4);
+    assert_eq!(c.streams.ports.len(), 4);
     // Deviation: an explicit -n is never dropped, whatever its position.
     let c = ok("-s -n 3 -m 8,*,10.0.0.5");
-    assert_eq!(c.threads_per_port, 3);
+    assert_eq!(c.streams.threads_per_port, 3);
     let c = ok("-s 10.0.0.5 -m 8");
     assert_eq!(hosts(&c), vec![Some("10.0.0.5"); 8]);
     let c = ok("-r -m 2,1,127.0.0.1");
-    assert_eq!(c.ports[1].cpu, CpuSpec::Cpu(1));
+    assert_eq!(c.streams.ports[1].cpu, CpuSpec::Cpu(1));
     // Several mappings: ports keep counting across them.
     let c = ok("-s -m 2,0,10.0.0.5 1,*,10.0.0.6");
     assert_eq!(
@@ -137,7 +141,7 @@ fn mapping_and_counts_interact_like_ntttcp_for_linux() {
         [Some("10.0.0.5"), Some("10.0.0.5"), Some("10.0.0.6")]
     );
     assert_eq!(
-        (c.ports[0].cpu, c.ports[2].cpu),
+        (c.streams.ports[0].cpu, c.streams.ports[2].cpu),
         (CpuSpec::Cpu(0), CpuSpec::Any)
     );
     // A later -m replaces an earlier one.
@@ -148,13 +152,13 @@ fn mapping_and_counts_interact_like_ntttcp_for_linux() {
 #[test]
 fn windows_flag_table() {
     let c = ok("-s -m 4,*,10.0.0.5 -ns -t 300");
-    assert_eq!((c.ports.len(), c.threads_per_port), (4, 1));
+    assert_eq!((c.streams.ports.len(), c.streams.threads_per_port), (4, 1));
     // -P is the port base on Windows (case-insensitive -p), not a port count.
     let c = ok("-s -m 4,*,10.0.0.5 -ns -P 6001");
-    assert_eq!((c.base_port, c.ports.len()), (6001, 4));
+    assert_eq!((c.streams.base_port, c.streams.ports.len()), (6001, 4));
     // -l is the buffer length; names are case-insensitive; -wu/-cd are warm-up/cool-down.
     let c = ok("-S -M 2,0,10.0.0.5 -NS -L 64K -T 20 -WU 2 -CD 3 -V");
-    assert_eq!((c.send_size, c.recv_size), (65536, 65536));
+    assert_eq!((c.data.send_size, c.data.recv_size), (65536, 65536));
     assert_eq!(
         c.timeline,
         Timeline {
@@ -163,12 +167,12 @@ fn windows_flag_table() {
             cooldown: 3
         }
     );
-    assert!(c.verbose);
-    assert_eq!(c.ports[1].cpu, CpuSpec::Cpu(0));
+    assert!(c.show.verbose);
+    assert_eq!(c.streams.ports[1].cpu, CpuSpec::Cpu(0));
     // Socket options and the per-thread throttle.
     let c = ok("-s -m 1,*,10.0.0.5 -ns -sb 1M -rb -1 -ndl -thr 100 -t 5");
     assert_eq!(
-        c.sockopts,
+        c.data.sockopts,
         crate::config::SockOpts {
             no_delay: true,
             pacing_rate: None,
@@ -176,36 +180,48 @@ fn windows_flag_table() {
             recv_buffer: None
         }
     );
-    assert_eq!(c.thread_rate, Some(102_400.0));
+    assert_eq!(c.data.thread_rate, Some(102_400.0));
     let c = ok("-s 10.0.0.5 -a 127.0.0.1 -f -V");
     assert_eq!(
-        (c.source_port, c.verbose),
+        (c.source.port, c.show.verbose),
         (Some(25001), true),
         "bare -f is 25001"
     );
-    assert_eq!(c.source_device.as_deref(), Some("lo"));
+    assert_eq!(c.source.device.as_deref(), Some("lo"));
     let c = ok("-s -m 1,*,10.0.0.5 -ns -nic 127.0.0.1");
-    assert_eq!(c.source_addr, Some("127.0.0.1".parse().unwrap()));
+    assert_eq!(c.source.addr, Some("127.0.0.1".parse().unwrap()));
     let c = ok("-s 10.0.0.5 -B 2.5G --no-delay");
-    assert_eq!((c.rate_limit, c.sockopts.no_delay), (Some(2.5e9), true));
+    assert_eq!(
+        (c.data.rate_limit, c.data.sockopts.no_delay),
+        (Some(2.5e9), true)
+    );
     // Several mappings after one -m.
     let c = ok("-s -m 2,*,10.0.0.5 2,1,10.0.0.6 -ns -t 5");
-    assert_eq!(c.ports.len(), 4);
+    assert_eq!(c.streams.ports.len(), 4);
     assert_eq!(hosts(&c)[3], Some("10.0.0.6"));
     // The Linux line that collides: -N is no-sync here, Windows would need a count.
     let c = ok("-r -m 1,*,127.0.0.1 -N -t 5");
     assert!(!c.sync.is_on());
     // Forced dialects.
     let c = ok("--dialect windows -s -m 1,*,10.0.0.5 -P 7001 -t 5");
-    assert_eq!((c.base_port, c.ports.len()), (7001, 1));
+    assert_eq!((c.streams.base_port, c.streams.ports.len()), (7001, 1));
     let c = ok("--dialect linux -s -m 1,*,10.0.0.5 -ns -P 2 -t 5");
-    assert_eq!((c.sync.is_on(), c.ports.len()), (false, 2));
+    assert_eq!((c.sync.is_on(), c.streams.ports.len()), (false, 2));
 }
 
 #[test]
 fn usage_errors_name_the_flag_and_value() {
     let rows: &[(&str, &[&str])] = &[
         ("-r -Z", &["-Z"]),
+        (
+            "-s 10.0.0.5 --format xml",
+            &[
+                "'xml'",
+                "'--format'",
+                "possible values: windows, linux, json, jsonl",
+            ],
+        ),
+        ("-s 10.0.0.5 --io fast", &["'fast'", "blocking, async"]),
         ("-r -m 0,*,127.0.0.1", &["0,*,127.0.0.1", "-m"]),
         ("-r -m 8,99,127.0.0.1", &["-m", "CPU 99", "0-1"]),
         ("-s 10.0.0.5 -t abc", &["'abc'", "'-t'"]),
@@ -271,10 +287,13 @@ fn help_and_version_are_info_not_errors() {
 
 #[test]
 fn each_dialect_sends_its_own_default_buffer() {
-    assert_eq!(ok("-s 10.0.0.5").send_size, DEFAULT_SEND_SIZE);
-    assert_eq!(ok("-s -m 2,*,10.0.0.5 -ns").send_size, 64 * 1024);
-    assert_eq!(ok("-s -m 2,*,10.0.0.5 -ns -l 128K").send_size, 128 * 1024);
-    assert_eq!(ok("-r -m 2,*,127.0.0.1 -ns").recv_size, 64 * 1024);
+    assert_eq!(ok("-s 10.0.0.5").data.send_size, DEFAULT_SEND_SIZE);
+    assert_eq!(ok("-s -m 2,*,10.0.0.5 -ns").data.send_size, 64 * 1024);
+    assert_eq!(
+        ok("-s -m 2,*,10.0.0.5 -ns -l 128K").data.send_size,
+        128 * 1024
+    );
+    assert_eq!(ok("-r -m 2,*,127.0.0.1 -ns").data.recv_size, 64 * 1024);
 }
 
 #[test]

@@ -29,7 +29,7 @@ pub(crate) const TOKEN_PORT_OFFSET: u16 = 1000;
 /// Opens a TCP connection to `addr` from the sender's `-a` address and device, if any
 /// (control connections are bound like the data ones).
 pub(crate) async fn connect_from(addr: SocketAddr, cfg: &Config) -> std::io::Result<TcpStream> {
-    let Some(ip) = cfg.source_addr else {
+    let Some(ip) = cfg.source.addr else {
         return TcpStream::connect(addr).await;
     };
     let sock = if addr.is_ipv6() {
@@ -37,7 +37,7 @@ pub(crate) async fn connect_from(addr: SocketAddr, cfg: &Config) -> std::io::Res
     } else {
         TcpSocket::new_v4()?
     };
-    if let Some(dev) = &cfg.source_device {
+    if let Some(dev) = &cfg.source.device {
         sock.bind_device(Some(dev.as_bytes()))?;
     }
     sock.bind(SocketAddr::new(ip, 0))?;

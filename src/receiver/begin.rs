@@ -41,12 +41,12 @@ pub(crate) async fn wait_for_senders(
         };
         // Every connection this sender opened before its 'R' is taken before the gate
         // can close (the request keeps it open until it is dropped).
-        if cfg.protocol == Protocol::Tcp {
-            let ports: Vec<u16> = (0..cfg.ports.len()).map(|j| cfg.port(j)).collect();
+        if cfg.data.protocol == Protocol::Tcp {
+            let ports: Vec<u16> = (0..cfg.streams.ports.len()).map(|j| cfg.port(j)).collect();
             settle(sync.gate, sync.workers, &ports, cfg.timeout).await;
         }
         let peer = req.conn.peer().to_string();
-        if cfg.multi_client && !req.last {
+        if cfg.roles.multi_client && !req.last {
             let mut conn = req.conn;
             waiting.retain_mut(|c| !c.peer_closed());
             if waiting.len() >= MAX_WAITING_CLIENTS {

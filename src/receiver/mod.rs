@@ -67,23 +67,23 @@ pub(crate) fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
     };
     // A receiver cannot know how many connections will come: take all it may have.
     limits::raise_nofile();
-    let mut data = Vec::with_capacity(cfg.ports.len());
-    for j in 0..cfg.ports.len() {
+    let mut data = Vec::with_capacity(cfg.streams.ports.len());
+    for j in 0..cfg.streams.ports.len() {
         let addr = SocketAddr::new(ip(j)?, cfg.port(j));
         let busy = || format!("cannot listen on data port {} ({addr})", addr.port());
-        data.push(match cfg.protocol {
+        data.push(match cfg.data.protocol {
             Protocol::Tcp => {
-                let l = data::listen(addr, &cfg.sockopts).with_context(busy)?;
+                let l = data::listen(addr, &cfg.data.sockopts).with_context(busy)?;
                 let buf =
-                    data::RecvBuffer::new(cfg.recv_size).context("the receive buffer (-b)")?;
+                    data::RecvBuffer::new(cfg.data.recv_size).context("the receive buffer (-b)")?;
                 DataPort::Tcp(l, buf)
             }
             Protocol::Udp => {
-                let s = udp::bind(addr, &cfg.sockopts).with_context(busy)?;
+                let s = udp::bind(addr, &cfg.data.sockopts).with_context(busy)?;
                 // One receive for several datagrams of a flow; an optimisation only, so a
                 // kernel without it is reported, not fatal.
-                if cfg.udp_offload
-                    && !cfg.zero_copy.skip_rx_copy
+                if cfg.data.udp_offload
+                    && !cfg.data.zero_copy.skip_rx_copy
                     && let Err(e) = crate::sys::socket::set_udp_gro(&s)
                 {
                     notes(Note::Warn(format!(
@@ -106,14 +106,19 @@ pub(crate) fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
     // Windows sync: one token port per thread, and with -sp the port hand-out.
     let mut tokens = Vec::new();
     if cfg.windows_sync() {
-        for j in 0..cfg.ports.len() {
+        for j in 0..cfg.streams.ports.len() {
             let addr = SocketAddr::new(ip(j)?, cfg.port(j) + windows::TOKEN_PORT_OFFSET);
             tokens.push(Arc::new(bind_tokio(addr, "sync token port")?));
         }
     }
     let handout = cfg
         .port_handout()
-        .then(|| bind_tokio(SocketAddr::new(ip(0)?, cfg.base_port), "port hand-out port"))
+        .then(|| {
+            bind_tokio(
+                SocketAddr::new(ip(0)?, cfg.streams.base_port),
+                "port hand-out port",
+            )
+        })
         .transpose()?;
     let sync = cfg
         .linux_sync()
@@ -141,8 +146,13 @@ pub(crate) async fn serve(
         sync,
     } = ports;
     let handout = handout.map(|l| {
-        let count = cfg.ports.len() as u16;
-        tokio::spawn(windows::serve_ports(l, cfg.base_port, count, cfg.timeout))
+        let count = cfg.streams.ports.len() as u16;
+        tokio::spawn(windows::serve_ports(
+            l,
+            cfg.streams.base_port,
+            count,
+            cfg.timeout,
+        ))
     });
     let budget = data_budget(cfg)?;
     notes(Note::Info(format!(
@@ -156,7 +166,7 @@ pub(crate) async fn serve(
     let acceptor = sync.map(|l| {
         let policy = Policy {
             duration: cfg.timeline.duration,
-            multi_client: cfg.multi_client,
+            multi_client: cfg.roles.multi_client,
             deadline: cfg.timeout,
         };
         tokio::spawn(sessions::serve(
@@ -195,9 +205,9 @@ fn launch(
     let mut crew = Crew::new();
     let allowed = affinity::allowed_cpus();
     for (j, l) in listeners.into_iter().enumerate() {
-        let cpu = match cfg.protocol {
-            Protocol::Tcp => affinity::cpu_for(cfg.ports[j].cpu, j, &allowed),
-            Protocol::Udp => affinity::udp_receiver_cpu_for(cfg.ports[j].cpu, j, &allowed),
+        let cpu = match cfg.data.protocol {
+            Protocol::Tcp => affinity::cpu_for(cfg.streams.ports[j].cpu, j, &allowed),
+            Protocol::Udp => affinity::udp_receiver_cpu_for(cfg.streams.ports[j].cpu, j, &allowed),
         };
         let control = data::PortControl {
             gate: gate.for_worker(),
@@ -205,8 +215,8 @@ fn launch(
         };
         let plan = data::RecvPlan {
             cpu,
-            no_delay: cfg.sockopts.no_delay,
-            skip_copy: cfg.zero_copy.skip_rx_copy,
+            no_delay: cfg.data.sockopts.no_delay,
+            skip_copy: cfg.data.zero_copy.skip_rx_copy,
         };
         let applied = (j == 0).then(|| {
             let sock = match &l {
@@ -279,7 +289,7 @@ async fn serve_tests(
         notes(Note::Report(Box::new(report.clone())));
         let interrupted = report.end.kind == EndKind::Interrupted;
         reports.push(report);
-        if !cfg.hold || interrupted {
+        if !cfg.roles.hold || interrupted {
             break;
         }
     }
@@ -294,7 +304,7 @@ fn data_budget(cfg: &Config) -> Result<usize> {
     if soft == 0 {
         return Ok(usize::MAX);
     }
-    let ports = cfg.ports.len() as u64;
+    let ports = cfg.streams.ports.len() as u64;
     let reserve = ports * limits::RUNTIME_FDS
         + sessions::MAX_SESSIONS as u64
         + ports
@@ -330,7 +340,7 @@ async fn test(
     let mut mon = ReceiverMonitor::new(cfg, conns, workers, interrupt, t0.instant());
     // The sender's proposal is its whole cycle: our cool-down must fit inside it.
     let plan = Plan {
-        interval: cfg.interval,
+        interval: cfg.show.interval,
         ..Plan::within(cfg.timeline, negotiated, true)
     };
     let before = Connections::now(workers);
@@ -345,7 +355,7 @@ async fn test(
         .collect();
     // UDP flows have no "open" state: every flow seen since the last report (the first
     // datagrams may beat our start sample) belongs to this test.
-    let connections = match cfg.protocol {
+    let connections = match cfg.data.protocol {
         Protocol::Udp => peers.len(),
         Protocol::Tcp => before.of_this_test(workers),
     };

@@ -64,7 +64,7 @@ impl<'a> ReceiverMonitor<'a> {
             started,
             deadline: cfg.timeout,
             sync: cfg.linux_sync(),
-            udp: cfg.protocol == Protocol::Udp,
+            udp: cfg.data.protocol == Protocol::Udp,
         }
     }
 

@@ -31,18 +31,21 @@ fn header(cfg: &Config, roles: &[Role]) -> String {
     }
     let receiving = roles.contains(&Role::Receiver);
     for (on, line) in [
-        (cfg.daemon, "*** run as daemon"),
-        (receiving && cfg.epoll, "*** use epoll()"),
-        (receiving && cfg.hold, "*** hold receiver always running"),
+        (cfg.background.daemon, "*** run as daemon"),
+        (receiving && cfg.roles.epoll, "*** use epoll()"),
+        (
+            receiving && cfg.roles.hold,
+            "*** hold receiver always running",
+        ),
     ] {
         if on {
             let _ = writeln!(header, "{line}");
         }
     }
-    if cfg.multi_client {
+    if cfg.roles.multi_client {
         header.push_str("multiple clients:\t\t yes\n");
     }
-    if cfg.last_client {
+    if cfg.roles.last_client {
         header.push_str("last client:\t\t\t yes\n");
     }
     if !cfg.sync.is_on() {
@@ -65,51 +68,65 @@ fn lines(cfg: &Config, roles: &[Role]) -> Vec<(&'static str, String)> {
     let mut o = Vec::new();
     for role in roles {
         o.push(if *role == Role::Sender {
-            let (p, n, l) = (cfg.ports.len(), cfg.threads_per_port, cfg.conns_per_thread);
+            let (p, n, l) = (
+                cfg.streams.ports.len(),
+                cfg.streams.threads_per_port,
+                cfg.streams.conns_per_thread,
+            );
             ("connections:\t\t", format!("{p} X {n} X {l}"))
         } else {
-            ("ports:\t\t\t", cfg.ports.len().to_string())
+            ("ports:\t\t\t", cfg.streams.ports.len().to_string())
         });
     }
-    o.push(("cpu affinity:\t\t", cfg.ports[0].cpu.to_string()));
+    o.push(("cpu affinity:\t\t", cfg.streams.ports[0].cpu.to_string()));
     o.push(("server address:\t\t", cfg.host_of(0)));
     o.push((
         "domain:\t\t\t",
-        if cfg.ipv6 { "IPv6" } else { "IPv4" }.into(),
+        if cfg.streams.ipv6 { "IPv6" } else { "IPv4" }.into(),
     ));
-    let udp = cfg.protocol == crate::config::Protocol::Udp;
+    let udp = cfg.data.protocol == crate::config::Protocol::Udp;
     o.push(("protocol:\t\t", if udp { "UDP" } else { "TCP" }.into()));
     if udp {
-        let offload = if cfg.udp_offload { "GSO/GRO" } else { "off" };
+        let offload = if cfg.data.udp_offload {
+            "GSO/GRO"
+        } else {
+            "off"
+        };
         o.push(("udp offload:\t\t", offload.into()));
     }
-    o.push(("server port starting at:", cfg.base_port.to_string()));
+    o.push((
+        "server port starting at:",
+        cfg.streams.base_port.to_string(),
+    ));
     for role in roles {
         o.push(if *role == Role::Sender {
-            let size = if cfg.fit_datagrams {
+            let size = if cfg.data.fit_datagrams {
                 "fits the path MTU".to_string()
             } else {
-                cfg.send_size.to_string()
+                cfg.data.send_size.to_string()
             };
             ("sender socket buffer (bytes):", size)
         } else {
-            ("receiver socket buffer (bytes):", cfg.recv_size.to_string())
+            (
+                "receiver socket buffer (bytes):",
+                cfg.data.recv_size.to_string(),
+            )
         });
     }
-    o.push(("tcp nodelay:\t\t", yes_no(cfg.sockopts.no_delay)));
-    if cfg.zero_copy.sendfile {
+    o.push(("tcp nodelay:\t\t", yes_no(cfg.data.sockopts.no_delay)));
+    if cfg.data.zero_copy.sendfile {
         o.push(("zero-copy send:\t\t", "sendfile".into()));
     }
-    if cfg.zero_copy.skip_rx_copy {
+    if cfg.data.zero_copy.skip_rx_copy {
         o.push(("zero-copy receive:\t", "MSG_TRUNC (data not copied)".into()));
     }
     let tl = cfg.timeline;
     o.push(("test warm-up (sec):\t", secs(tl.warmup, "no")));
     o.push(("test duration (sec):\t", secs(tl.duration, "continuous")));
     o.push(("test cool-down (sec):\t", secs(tl.cooldown, "no")));
-    o.push(("show system tcp retransmit:", yes_no(cfg.show_tcp_retrans)));
-    o.push(("quiet mode:\t\t", on_off(cfg.quiet)));
-    o.push(("verbose mode:\t\t", on_off(cfg.verbose)));
+    o.push(("show system tcp retransmit:", yes_no(cfg.show.tcp_retrans)));
+    o.push(("quiet mode:\t\t", on_off(cfg.show.quiet)));
+    o.push(("verbose mode:\t\t", on_off(cfg.show.verbose)));
     o
 }
 

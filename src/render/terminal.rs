@@ -105,10 +105,10 @@ impl Terminal {
         let live = !look.quiet && look.format.is_human() && std::io::stderr().is_terminal();
         let samples =
             live || look.plot.is_some() || matches!(look.format, Format::Jsonl | Format::Linux);
-        cfg.interval = look
+        cfg.show.interval = look
             .interval
             .or(samples.then_some(std::time::Duration::from_secs(1)));
-        let (role, verbose) = (cfg.role, cfg.verbose);
+        let (role, verbose) = (cfg.role, cfg.show.verbose);
         let log = match &look.log {
             Some(f) => Some(Mutex::new(File::create(&f.path).map_err(|e| {
                 std::io::Error::new(

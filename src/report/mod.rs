@@ -144,20 +144,20 @@ impl Params {
     /// The parameters of `cfg`.
     pub(crate) fn of(cfg: &crate::config::Config) -> Self {
         Self {
-            send_size: cfg.send_size,
-            recv_size: cfg.recv_size,
-            port: cfg.base_port,
-            ports: cfg.ports.len(),
-            threads_per_port: cfg.threads_per_port,
-            conns_per_thread: cfg.conns_per_thread,
+            send_size: cfg.data.send_size,
+            recv_size: cfg.data.recv_size,
+            port: cfg.streams.base_port,
+            ports: cfg.streams.ports.len(),
+            threads_per_port: cfg.streams.threads_per_port,
+            conns_per_thread: cfg.streams.conns_per_thread,
             sync: cfg.sync.is_on(),
             timeline: cfg.timeline,
-            ipv6: cfg.ipv6,
-            verbose: cfg.verbose,
+            ipv6: cfg.streams.ipv6,
+            verbose: cfg.show.verbose,
             timeout_ms: cfg.timeout.as_millis() as u64,
-            protocol: cfg.protocol,
-            udp_offload: cfg.udp_offload,
-            zero_copy: cfg.zero_copy,
+            protocol: cfg.data.protocol,
+            udp_offload: cfg.data.udp_offload,
+            zero_copy: cfg.data.zero_copy,
         }
     }
 }

@@ -69,8 +69,8 @@ fn prepare(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Result<Arc
     };
     let payload = Arc::new(
         data::Payload::new(
-            cfg.send_size,
-            cfg.zero_copy.sendfile && cfg.protocol == Protocol::Tcp,
+            cfg.data.send_size,
+            cfg.data.zero_copy.sendfile && cfg.data.protocol == Protocol::Tcp,
         )
         .context("the send buffer (-b)")?,
     );
@@ -86,10 +86,10 @@ fn fit_datagrams(
     targets: &[SocketAddr],
     notes: Notes<'_>,
 ) -> Result<(Option<Config>, usize)> {
-    if cfg.protocol != Protocol::Udp {
+    if cfg.data.protocol != Protocol::Udp {
         return Ok((None, 1));
     }
-    if cfg.sockopts.pacing_rate.is_some() {
+    if cfg.data.sockopts.pacing_rate.is_some() {
         notes(Note::Warn(
             "--fq-rate-limit on UDP sockets takes effect only where the fq qdisc runs on \
              the sending interface; -B limits UDP in ntttcp itself"
@@ -156,33 +156,34 @@ fn launch(
     let allowed = affinity::allowed_cpus();
     let gate = Arc::new(ConnectGate::new(CONNECTS_IN_FLIGHT));
     // -B is one budget for every worker; -thr one per worker.
-    let shared = cfg.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
+    let shared = cfg.data.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
     for t in cfg.sender_threads() {
         let plan = SendPlan {
             target: targets[t.port_index],
-            conns: cfg.conns_per_thread as usize,
-            cpu: affinity::cpu_for(cfg.ports[t.port_index].cpu, t.index, &allowed),
-            size: cfg.send_size,
-            io: cfg.io_mode,
+            conns: cfg.streams.conns_per_thread as usize,
+            cpu: affinity::cpu_for(cfg.streams.ports[t.port_index].cpu, t.index, &allowed),
+            size: cfg.data.send_size,
+            io: cfg.data.io_mode,
             connect_deadline: l.connect_deadline,
-            opts: cfg.sockopts,
-            source: cfg.source_addr.map(|ip| (ip, cfg.source_device.clone())),
+            opts: cfg.data.sockopts,
+            source: cfg.source.addr.map(|ip| (ip, cfg.source.device.clone())),
             payload: payload.clone(),
             gate: gate.clone(),
             datagrams_per_send,
             source_port: cfg
-                .source_port
-                .map(|f| f + (t.index * cfg.conns_per_thread as usize) as u16),
+                .source
+                .port
+                .map(|f| f + (t.index * cfg.streams.conns_per_thread as usize) as u16),
             pacers: Pacers(
                 shared
                     .iter()
                     .cloned()
-                    .chain(cfg.thread_rate.map(|b| Arc::new(Pacer::bytes(b))))
+                    .chain(cfg.data.thread_rate.map(|b| Arc::new(Pacer::bytes(b))))
                     .collect(),
             ),
         };
         let (index, start) = (t.index, l.start.clone());
-        let body = match cfg.protocol {
+        let body = match cfg.data.protocol {
             Protocol::Tcp => data::send_worker,
             Protocol::Udp => udp::send_worker,
         };
@@ -206,7 +207,7 @@ async fn connect_all(
         "{total} connections created in {} microseconds",
         crew.began.elapsed().as_micros()
     )));
-    if total > CONNECTS_IN_FLIGHT && cfg.protocol == Protocol::Tcp {
+    if total > CONNECTS_IN_FLIGHT && cfg.data.protocol == Protocol::Tcp {
         notes(Note::Info(format!(
             "connection setup paced: at most {CONNECTS_IN_FLIGHT} connects in flight"
         )));
@@ -278,7 +279,7 @@ async fn measure<'a>(
         silence: Silence::new(&launched.crew.workers, cfg.timeout),
     };
     let plan = Plan {
-        interval: cfg.interval,
+        interval: cfg.show.interval,
         ..Plan::within(cfg.timeline, negotiated, false)
     };
     let progress = |p| notes(Note::Progress(Side::Sender, p));

@@ -17,11 +17,11 @@ pub(super) fn check_descriptors(cfg: &Config, hosts: usize) -> Result<()> {
     let connections = cfg.sender_connections() as u64;
     let sessions = if cfg.linux_sync() { hosts as u64 } else { 0 };
     let tokens = if cfg.windows_sync() {
-        cfg.ports.len() as u64
+        cfg.streams.ports.len() as u64
     } else {
         0
     };
-    let async_workers = cfg.protocol == Protocol::Tcp && cfg.io_mode == IoMode::Async;
+    let async_workers = cfg.data.protocol == Protocol::Tcp && cfg.data.io_mode == IoMode::Async;
     let mut budget = limits::Budget {
         sockets: connections + sessions + tokens,
         runtimes: if async_workers {
@@ -33,7 +33,7 @@ pub(super) fn check_descriptors(cfg: &Config, hosts: usize) -> Result<()> {
     if cfg.role == Role::Loopback {
         // This process also accepts every connection, with a runtime per receiver port.
         budget.sockets += connections + sessions + tokens;
-        budget.runtimes += cfg.ports.len() as u64;
+        budget.runtimes += cfg.streams.ports.len() as u64;
     }
     let (soft, hard) = limits::raise_nofile();
     let need = budget.need(limits::open_descriptors());
@@ -64,31 +64,32 @@ pub(super) fn udp_plan(
         .unwrap_or(udp::MAX_PAYLOAD_V4);
     // The probe takes the -a address and device (any port, not a pinned -f one).
     let source = cfg
-        .source_addr
-        .map(|ip| (SocketAddr::new(ip, 0), cfg.source_device.clone()));
+        .source
+        .addr
+        .map(|ip| (SocketAddr::new(ip, 0), cfg.source.device.clone()));
     let mut path = max;
     for t in targets {
         let fits = udp::path_payload(*t, source.as_ref())
             .with_context(|| format!("cannot find the path MTU to receiver {t}"))?;
         path = path.min(fits);
     }
-    if cfg.fit_datagrams {
-        c.send_size = path;
+    if cfg.data.fit_datagrams {
+        c.data.send_size = path;
         notes(Note::Info(format!(
             "UDP datagrams of {path} bytes: the largest that fits the path MTU (set with -b)"
         )));
-    } else if cfg.send_size > max {
+    } else if cfg.data.send_size > max {
         // Parsing checked the bound for the address family it could see; a host name
         // that resolved to IPv4 can still be over it.
         return Err(UsageError(format!(
             "invalid value '{}' for '-b': a UDP datagram carries at most {max} bytes to {}",
-            cfg.send_size, targets[0]
+            cfg.data.send_size, targets[0]
         ))
         .into());
     }
-    let size = c.send_size.max(udp::STAMP_LEN);
+    let size = c.data.send_size.max(udp::STAMP_LEN);
     let mut per_send = 1;
-    if cfg.udp_offload && size <= path {
+    if cfg.data.udp_offload && size <= path {
         per_send = (max / size).min(udp::GSO_MAX_SEGMENTS);
     }
     if per_send > 1 {
@@ -125,7 +126,7 @@ fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
 
 /// Every data port's address, resolved (names, IPv4/IPv6).
 pub(super) fn resolve_targets(cfg: &Config) -> Result<Vec<SocketAddr>> {
-    (0..cfg.ports.len())
-        .map(|j| resolve(&cfg.host_of(j), cfg.port(j), cfg.ipv6))
+    (0..cfg.streams.ports.len())
+        .map(|j| resolve(&cfg.host_of(j), cfg.port(j), cfg.streams.ipv6))
         .collect()
 }

@@ -22,7 +22,7 @@ pub(super) async fn request_start(
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Result<()> {
-    let ask = if cfg.last_client {
+    let ask = if cfg.roles.last_client {
         Request::StartLast
     } else {
         Request::Start
@@ -44,7 +44,7 @@ pub(super) async fn request_start(
     }
     match reply {
         Reply::Go => Ok(()),
-        Reply::Reject if cfg.last_client => bail!(
+        Reply::Reject if cfg.roles.last_client => bail!(
             "receiver {} refused to start the test: it is not in multi-client mode (-M), \
              or is busy",
             conn.peer()
@@ -194,7 +194,7 @@ pub(super) async fn end_test(
 pub(super) async fn ask_for_ports(cfg: &Config, targets: &mut [SocketAddr]) -> Result<()> {
     let deadline = Instant::now() + cfg.timeout;
     for t in targets {
-        let base = SocketAddr::new(t.ip(), cfg.base_port);
+        let base = SocketAddr::new(t.ip(), cfg.streams.base_port);
         t.set_port(windows::request_port(base, deadline, cfg).await?);
     }
     Ok(())

@@ -95,7 +95,7 @@ pub(crate) fn from_window(
     negotiated_cycle_s: Option<u32>,
     w: &Window,
 ) -> Report {
-    let udp_receiver = side == Side::Receiver && cfg.protocol == Protocol::Udp;
+    let udp_receiver = side == Side::Receiver && cfg.data.protocol == Protocol::Udp;
     let threads = w
         .start
         .iter()
@@ -117,8 +117,8 @@ pub(crate) fn from_window(
         host,
         params: Params::of(cfg),
         buffer_len: match side {
-            Side::Sender => cfg.send_size,
-            Side::Receiver => cfg.recv_size,
+            Side::Sender => cfg.data.send_size,
+            Side::Receiver => cfg.data.recv_size,
         },
         seconds: w.seconds,
         planned_s: w.planned,
@@ -128,17 +128,18 @@ pub(crate) fn from_window(
         sys,
         negotiated_cycle_s,
         end: w.ended.clone(),
-        tcp_retrans: cfg.show_tcp_retrans.then_some(sys.tcp_ext),
+        tcp_retrans: cfg.show.tcp_retrans.then_some(sys.tcp_ext),
         nic: cfg
-            .show_nic
+            .show
+            .nic
             .as_deref()
             .and_then(|n| w.sys_end.nic_delta(&w.sys_start, n)),
-        dev_interrupts: cfg.show_interrupts.as_ref().map(|p| DevInterrupts {
+        dev_interrupts: cfg.show.interrupts.as_ref().map(|p| DevInterrupts {
             pattern: p.clone(),
             total: w.sys_end.irq_delta(&w.sys_start, p),
         }),
         socket: SocketReport {
-            requested: cfg.sockopts,
+            requested: cfg.data.sockopts,
             applied: None,
         },
     })

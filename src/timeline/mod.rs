@@ -94,6 +94,22 @@ pub(crate) struct Window {
     pub ended: End,
 }
 
+impl Window {
+    /// A window that never started: `ev` ended the warm-up at `now`.
+    fn empty(now: Edge, plan: &Plan, ev: Event) -> Self {
+        Self {
+            seconds: 0.0,
+            planned: plan.measure.map(|d| d.as_secs_f64()),
+            stall: Stall::default(),
+            start: now.samples.clone(),
+            end: now.samples,
+            sys_start: now.sys.clone(),
+            sys_end: now.sys,
+            ended: ev.into(),
+        }
+    }
+}
+
 /// How close to its planned end a measurement may lose the peer and still count as
 /// completed.
 pub(crate) const END_GRACE: Duration = Duration::from_millis(500);
@@ -124,17 +140,7 @@ pub(crate) async fn run<M: Monitor>(
         go();
     }
     if let Some(ev) = wait_until(Some(t0 + plan.warmup), mon, Phase::Warmup).await {
-        let now = Edge::take(workers);
-        return Window {
-            seconds: 0.0,
-            planned: plan.measure.map(|d| d.as_secs_f64()),
-            stall: Stall::default(),
-            start: now.samples.clone(),
-            end: now.samples,
-            sys_start: now.sys.clone(),
-            sys_end: now.sys,
-            ended: ev.into(),
-        };
+        return Window::empty(Edge::take(workers), &plan, ev);
     }
     if !plan.warmup.is_zero() {
         progress(Progress::WarmupDone);
@@ -151,33 +157,14 @@ pub(crate) async fn run<M: Monitor>(
     let (ev, stall) = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
     let closing = Edge::take(workers);
     normal_priority.take();
-    // The two sides' clocks start one handshake apart, so a peer that finished its own
-    // cycle may close while our last moments are still being counted: that is the end
-    // of a good test, not a fault. "Last moments" by our window, or by the plan from t0
-    // when this side got to its start late (a starved process).
-    let near_end = plan.measure.is_some_and(|d| {
-        let now = Instant::now() + END_GRACE;
-        now >= m0 + d || now >= t0 + plan.warmup + d
-    });
-    // A peer that says it is done ('E') near our planned end has finished its own
-    // cycle: the test completed, and there is no cool-down left to wait for.
-    let (ev, peer_done) = match ev {
-        Some(Event::PeerEnded) if near_end => (None, true),
-        Some(Event::Fault(_)) if near_end => (None, false),
-        other => (other, false),
-    };
+    let (ev, peer_done) = judge_end(ev, &plan, t0, m0);
     let seconds = closing.at.saturating_duration_since(m0).as_secs_f64();
     progress(Progress::RunDone);
     if ev.is_none()
         && !peer_done
         && let Some(cycle) = plan.cycle
     {
-        if t0 + cycle > Instant::now() {
-            progress(Progress::CooldownStarted);
-        }
-        // Any event ends the cool-down; none of them changes what was measured.
-        let _ = wait_until(Some(t0 + cycle), mon, Phase::Cooldown).await;
-        progress(Progress::CycleDone);
+        cooldown(t0 + cycle, mon, progress).await;
     }
     Window {
         seconds,
@@ -189,6 +176,35 @@ pub(crate) async fn run<M: Monitor>(
         sys_end: closing.sys,
         ended: ev.map_or(End::Completed, End::from),
     }
+}
+
+/// What the event that ended the measurement means: (still an event, the peer is done).
+/// The two sides' clocks start one handshake apart, so a peer that finished its own cycle
+/// may close while our last moments are still being counted: that is the end of a good
+/// test, not a fault. "Last moments" by our window (from `m0`), or by the plan from `t0`
+/// when this side got to its start late (a starved process). A peer that says it is done
+/// ('E') near our planned end has finished its own cycle: the test completed, and there
+/// is no cool-down left to wait for.
+fn judge_end(ev: Option<Event>, plan: &Plan, t0: Instant, m0: Instant) -> (Option<Event>, bool) {
+    let near_end = plan.measure.is_some_and(|d| {
+        let now = Instant::now() + END_GRACE;
+        now >= m0 + d || now >= t0 + plan.warmup + d
+    });
+    match ev {
+        Some(Event::PeerEnded) if near_end => (None, true),
+        Some(Event::Fault(_)) if near_end => (None, false),
+        other => (other, false),
+    }
+}
+
+/// The cool-down, until the cycle ends at `until`: any event ends it, and none of them
+/// changes what was measured.
+async fn cooldown<M: Monitor>(until: Instant, mon: &mut M, progress: &dyn Fn(Progress)) {
+    if until > Instant::now() {
+        progress(Progress::CooldownStarted);
+    }
+    let _ = wait_until(Some(until), mon, Phase::Cooldown).await;
+    progress(Progress::CycleDone);
 }
 
 /// Runs a closure when dropped.
