@@ -1,7 +1,7 @@
 //! Flag tables: argv → normalize → clap → Config (→ the host checks), for both dialects.
 
 use super::*;
-use crate::config::DEFAULT_SEND_SIZE;
+use crate::config::{CpuSpec, DEFAULT_SEND_SIZE, Role, Timeline};
 
 const CPUS: &[usize] = &[0, 1];
 

@@ -1,0 +1,338 @@
+//! The clap definition: every flag of both dialects (the Windows spellings arrive already
+//! rewritten by `winstyle`), with its help text and value parser.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use clap::Parser;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+
+use super::values::{ByteSize, Mapping, Rate, SockBuf};
+use crate::config::IoMode;
+use crate::report::Format;
+
+const AFTER_HELP: &str = "\
+Dialects: a line is read as Windows NTttcp when it contains a Windows-only spelling
+(-ns, -wu, -cd, -sb, -rb, -ndl, -nic, -xml, -hpt, -to, -sp, ...; any letter case), and
+as ntttcp-for-linux 1.4.3 otherwise; --dialect linux|windows forces it. Letters that
+differ: -P is the port count on Linux but the base port (-p) on Windows; -l is
+connections per thread on Linux but the buffer length on Windows; -N is no-sync on Linux
+but a buffer count on Windows; -n is threads per port on Linux. Windows multi-letter
+flags are written with one dash (-ns, -wu 2) and match whole words only.
+
+Examples:
+  receiver:  ntttcp -r -m 4,*,10.0.0.5 -t 300
+  sender:    ntttcp -s -m 4,*,10.0.0.5 -t 300
+  no sync:   ntttcp -r -m 4,*,10.0.0.5 -N -t 60   /   ntttcp -s -m 4,*,10.0.0.5 -ns -t 60
+  one host:  ntttcp --loopback -t 5
+
+Exit status: 0 test completed, 1 runtime failure or a test the peer ended early (results
+measured so far are still printed), 2 usage error, 3 below --min-throughput, 130
+interrupted by Ctrl+C, SIGTERM or SIGHUP (results printed).";
+
+/// ntttcp: a network throughput benchmark compatible with Microsoft NTttcp and
+/// ntttcp-for-linux.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ntttcp",
+    version,
+    disable_version_flag = true,
+    args_override_self = true,
+    after_help = AFTER_HELP,
+    max_term_width = 100
+)]
+pub(crate) struct Cli {
+    /// Receiver role (the default), optionally with the local address to listen on.
+    #[arg(short = 'r', long = "receiver", value_name = "ADDR", num_args = 0..=1,
+          conflicts_with = "sender")]
+    pub receiver: Option<Option<String>>,
+
+    /// Sender role, with the receiver's address (attached `-s10.0.0.5` or separate).
+    #[arg(short = 's', long = "sender", value_name = "ADDR", num_args = 0..=1)]
+    pub sender: Option<Option<String>>,
+
+    /// Run both roles in this process over the loopback interface (no second host).
+    #[arg(long, conflicts_with_all = ["receiver", "sender"])]
+    pub loopback: bool,
+
+    /// Mapping THREADS,CPU|*,HOST; several may follow one -m. THREADS receiver ports (one
+    /// sender thread each), pinned to CPU or spread over all CPUs with `*`.
+    #[arg(short = 'm', long = "mapping", value_name = "N,CPU,HOST", num_args = 1..,
+          action = clap::ArgAction::Set)]
+    pub mapping: Vec<Mapping>,
+
+    /// Number of receiver ports [Linux; default 16]. The later of -P and -m sets it.
+    #[arg(short = 'P', long = "ports", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=512))]
+    pub ports: Option<u32>,
+
+    /// Sender threads per receiver port [Linux; default 4, 1 with -m].
+    #[arg(short = 'n', long = "threads", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=25600))]
+    pub threads: Option<u32>,
+
+    /// Connections per sender thread [Linux; default 1].
+    #[arg(short = 'l', long = "connections", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub connections: Option<u32>,
+
+    /// Base data port; the sync port is one below it [default 5001].
+    #[arg(short = 'p', long = "port", value_name = "PORT")]
+    pub port: Option<u16>,
+
+    /// Bytes per send()/recv() call, K/M/G = 1024-based [sender 128K, receiver 64K;
+    /// UDP: the datagram size, default the largest that fits the path MTU].
+    #[arg(short = 'b', long = "buffer", value_name = "SIZE")]
+    pub buffer: Option<ByteSize>,
+
+    /// UDP data (the sync channel stays TCP): the receiver reports loss, duplicates,
+    /// reordering and jitter from each datagram's sequence number and timestamp.
+    #[arg(short = 'u', long = "udp")]
+    pub udp: bool,
+
+    /// Sender: send from an in-memory file with sendfile() (zero-copy; changes what is
+    /// measured, and every report says so).
+    #[arg(short = 'Z', long = "sendfile")]
+    pub sendfile: bool,
+
+    /// Receiver: discard received data with MSG_TRUNC instead of copying it (changes
+    /// what is measured, and every report says so).
+    #[arg(long = "skip-rx-copy")]
+    pub skip_rx_copy: bool,
+
+    /// UDP: one datagram per system call, without the kernel's segmentation offload (GSO)
+    /// on the sender and coalescing (GRO) on the receiver.
+    #[arg(long = "no-udp-offload")]
+    pub no_udp_offload: bool,
+
+    /// Warm-up seconds: traffic flows but is not counted.
+    #[arg(
+        short = 'W',
+        long = "warmup",
+        visible_alias = "wu",
+        value_name = "SECS"
+    )]
+    pub warmup: Option<u32>,
+
+    /// Test duration in seconds; 0 = continuous until Ctrl+C [default 60].
+    #[arg(short = 't', long = "duration", value_name = "SECS")]
+    pub duration: Option<u32>,
+
+    /// Cool-down seconds: traffic keeps flowing after counting stops.
+    #[arg(
+        short = 'C',
+        long = "cooldown",
+        visible_alias = "cd",
+        value_name = "SECS"
+    )]
+    pub cooldown: Option<u32>,
+
+    /// No sync handshake: each side times itself (needed against Windows NTttcp).
+    #[arg(short = 'N', long = "no-sync", visible_alias = "ns")]
+    pub no_sync: bool,
+
+    /// Windows sync: the receiver hands out data ports over the base port (-sp).
+    #[arg(long = "sync-ports", visible_alias = "sp")]
+    pub sync_ports: bool,
+
+    /// Use IPv6 defaults (bind `::`, loopback `::1`).
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+
+    /// Receiver: use epoll (accepted for compatibility; the receiver always multiplexes
+    /// with epoll).
+    #[arg(short = 'e', long = "epoll")]
+    pub epoll: bool,
+
+    /// Quiet: no live progress lines.
+    #[arg(short = 'Q', long = "quiet")]
+    pub quiet: bool,
+
+    /// Verbose: print the settings and progress notes (on stderr).
+    #[arg(short = 'V', long = "verbose", short_alias = 'v')]
+    pub verbose: bool,
+
+    /// Omit the per-thread table.
+    #[arg(long = "hide-per-thread", visible_alias = "hpt")]
+    pub hide_per_thread: bool,
+
+    /// Receiver: multi-client mode; the test starts when the sender with -L arrives.
+    #[arg(short = 'M', long = "multi-client")]
+    pub multi_client: bool,
+
+    /// Sender: I am the last client of a multi-client test (receiver runs -M).
+    #[arg(short = 'L', long = "last-client")]
+    pub last_client: bool,
+
+    /// Receiver: hold; serve one test after another until Ctrl+C or SIGTERM.
+    #[arg(short = 'H', long = "hold")]
+    pub hold: bool,
+
+    /// Run in the background (the parent prints the PID and exits 0).
+    #[arg(short = 'D', long = "daemon")]
+    pub daemon: bool,
+
+    /// With -D: write the daemon's PID to this file.
+    #[arg(long = "pid-file", value_name = "PATH", requires = "daemon")]
+    pub pid_file: Option<std::path::PathBuf>,
+
+    /// Deadline in seconds for connecting, each handshake step and data silence during a
+    /// test [default 10].
+    #[arg(long = "timeout", value_name = "SECS",
+          value_parser = clap::value_parser!(u32).range(1..=86400))]
+    pub timeout: Option<u32>,
+
+    /// The same deadline in milliseconds (Windows `-to`; 0 means one hour).
+    #[arg(
+        long = "timeout-ms",
+        value_name = "MS",
+        hide = true,
+        conflicts_with = "timeout"
+    )]
+    pub timeout_ms: Option<u64>,
+
+    /// Write the ntttcp-for-linux XML result file [default ntttcp-for-linux-log.xml].
+    #[arg(short = 'x', long = "xml", value_name = "FILE", num_args = 0..=1,
+          default_missing_value = "ntttcp-for-linux-log.xml")]
+    pub xml: Option<std::path::PathBuf>,
+
+    /// Write the ntttcp-for-linux JSON result file [default ntttcp-for-linux-log.json].
+    #[arg(short = 'j', long = "json", value_name = "FILE", num_args = 0..=1,
+          default_missing_value = "ntttcp-for-linux-log.json")]
+    pub json: Option<std::path::PathBuf>,
+
+    /// Copy the console output to a file [default ntttcp-for-linux-log.log].
+    #[arg(short = 'O', long = "log", value_name = "FILE", num_args = 0..=1,
+          default_missing_value = "ntttcp-for-linux-log.log")]
+    pub log: Option<std::path::PathBuf>,
+
+    /// Append the Windows NTttcp XML result (Windows -xml) [default xml.txt].
+    #[arg(long = "xml-windows", value_name = "FILE", num_args = 0..=1,
+          default_missing_value = "xml.txt")]
+    pub xml_windows: Option<std::path::PathBuf>,
+
+    /// Sender: bind every data and sync socket to this local address, and to the
+    /// interface that owns it (Windows -nic).
+    #[arg(short = 'a', long = "source-address", value_name = "ADDR")]
+    pub source_address: Option<IpAddr>,
+
+    /// Sender: pin source ports starting at PORT (bare -f: 25001); connection i of
+    /// thread k uses PORT + k*l + i.
+    #[arg(short = 'f', long = "source-port", value_name = "PORT", num_args = 0..=1,
+          default_missing_value = "25001")]
+    pub source_port: Option<u16>,
+
+    /// TCP_NODELAY on the data connections (Windows -ndl).
+    #[arg(long = "no-delay")]
+    pub no_delay: bool,
+
+    /// SO_SNDBUF of the data sockets, K/M/G = 1024 (Windows -sb; -1 = kernel default).
+    #[arg(
+        long = "send-buffer",
+        value_name = "SIZE",
+        allow_negative_numbers = true
+    )]
+    pub send_buffer: Option<SockBuf>,
+
+    /// SO_RCVBUF of the data sockets, K/M/G = 1024 (Windows -rb; -1 = kernel default).
+    #[arg(
+        long = "recv-buffer",
+        value_name = "SIZE",
+        allow_negative_numbers = true
+    )]
+    pub recv_buffer: Option<SockBuf>,
+
+    /// Sender: limit the total rate to RATE bits/s (K/M/G = 1000), all threads together.
+    #[arg(short = 'B', long = "bandwidth", value_name = "RATE")]
+    pub bandwidth: Option<Rate>,
+
+    /// Sender: kernel pacing, RATE bits/s over all connections (SO_MAX_PACING_RATE).
+    #[arg(
+        long = "fq-rate-limit",
+        value_name = "RATE",
+        conflicts_with = "bandwidth"
+    )]
+    pub fq_rate_limit: Option<Rate>,
+
+    /// Sender: limit each thread to this many KB/s (KB = 1024 bytes; Windows -thr).
+    #[arg(long = "thread-throttle", value_name = "KBPS", hide = true)]
+    pub thread_throttle: Option<f64>,
+
+    /// Report the TCP retransmit counters of /proc/net/netstat (per second).
+    #[arg(long = "show-tcp-retrans")]
+    pub show_tcp_retrans: bool,
+
+    /// Report the packets sent and received on interface IF.
+    #[arg(long = "show-nic-packets", value_name = "IF")]
+    pub show_nic_packets: Option<String>,
+
+    /// Report the interrupts on /proc/interrupts lines containing STR.
+    #[arg(long = "show-dev-interrupts", value_name = "STR")]
+    pub show_dev_interrupts: Option<String>,
+
+    /// Output: windows (NTttcp tables), linux (ntttcp-for-linux log lines), json (one
+    /// document per test), jsonl (a line per interval and per result).
+    #[arg(
+        long = "format",
+        value_name = "FORMAT",
+        value_parser = PossibleValuesParser::new(["windows", "linux", "json", "jsonl"]).map(format_of)
+    )]
+    pub format: Option<Format>,
+
+    /// Report throughput every SECS seconds during the measurement.
+    #[arg(long = "interval", value_name = "SECS", value_parser = parse_interval)]
+    pub interval: Option<Duration>,
+
+    /// Draw throughput per interval (total and per thread) into an SVG file.
+    #[arg(long = "plot", value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
+
+    /// After printing, exit 3 if the throughput is below RATE (bits/s; 5G, 500M).
+    #[arg(long = "min-throughput", value_name = "RATE")]
+    pub min_throughput: Option<Rate>,
+
+    /// After printing, exit 1 if no data moved for longer than SECS at any one time during
+    /// the measurement (stalls are tracked every 0.1 s).
+    #[arg(long = "max-stall", value_name = "SECS", value_parser = parse_interval)]
+    pub max_stall: Option<Duration>,
+
+    /// Data path of sender workers: auto (blocking for one connection per thread), blocking
+    /// or async.
+    #[arg(
+        long = "io",
+        value_name = "MODE",
+        hide = true,
+        value_parser = PossibleValuesParser::new(["auto", "blocking", "async"]).map(io_mode_of)
+    )]
+    pub io: Option<IoMode>,
+
+    /// Print version information.
+    #[arg(long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+}
+
+/// `--format`'s value (one of the possible values clap lists and checks).
+fn format_of(s: String) -> Format {
+    match s.as_str() {
+        "linux" => Format::Linux,
+        "json" => Format::Json,
+        "jsonl" => Format::Jsonl,
+        _ => Format::Windows,
+    }
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.1..=3600.0).contains(&v) => Ok(Duration::from_secs_f64(v)),
+        _ => Err(format!("'{s}' is not a number of seconds from 0.1 to 3600")),
+    }
+}
+
+/// `--io`'s value (one of the possible values clap lists and checks).
+fn io_mode_of(s: String) -> IoMode {
+    match s.as_str() {
+        "blocking" => IoMode::Blocking,
+        "async" => IoMode::Async,
+        _ => IoMode::Auto,
+    }
+}

@@ -1,0 +1,463 @@
+//! Every cross-flag rule: the parsed flags → a `Config`, or a one-line `UsageError` that
+//! names the flag as typed.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use clap::ArgMatches;
+
+use super::args::Cli;
+use super::values::{CpuSpec, strip_brackets};
+use super::{typed_flag, winstyle};
+use crate::config::{
+    self, Config, Dialect, IoMode, PortPlan, Protocol, Role, SyncMode, Timeline, UsageError,
+    loopback_host,
+};
+
+/// Every cross-flag rule lives here.
+pub(super) fn to_config(
+    cli: Cli,
+    matches: &ArgMatches,
+    normalized: &winstyle::Normalized,
+    cpus: &[usize],
+) -> Result<Config, UsageError> {
+    let dialect = normalized.dialect;
+    let (role, role_host) = role_of(&cli);
+    if dialect == Dialect::Windows && cli.mapping.is_empty() {
+        return Err(UsageError(
+            "flag -m <mapping> is required in the Windows dialect".into(),
+        ));
+    }
+    check_mapping_cpus(&cli, cpus)?;
+    let mut ports = port_plans(&cli, matches, &role_host)?;
+    let threads_per_port = match (cli.threads, cli.mapping.is_empty()) {
+        (Some(n), _) => n,
+        (None, false) => 1,
+        (None, true) => config::DEFAULT_THREADS_PER_PORT,
+    };
+    let base_port = cli.port.unwrap_or(config::DEFAULT_PORT);
+    let sync = sync_of(&cli, dialect);
+    check_port_range(&cli, base_port, ports.len(), dialect)?;
+    check_role_flags(&cli, role, sync.is_on())?;
+    check_source(&cli, role, ports.len() * threads_per_port as usize)?;
+    let protocol = if cli.udp {
+        Protocol::Udp
+    } else {
+        Protocol::Tcp
+    };
+    check_transport(&cli, role, protocol)?;
+    check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
+    let timeout = timeout_of(&cli);
+    let pid_file = pid_file_of(&cli)?;
+    check_hosts(role, &mut ports, cli.ipv6)?;
+    let sender_conns =
+        ports.len() * threads_per_port as usize * cli.connections.unwrap_or(1) as usize;
+    Ok(Config {
+        role,
+        streams: config::Streams {
+            ports,
+            threads_per_port,
+            conns_per_thread: cli.connections.unwrap_or(1),
+            base_port,
+            ipv6: cli.ipv6,
+        },
+        data: data_opts(&cli, dialect, sender_conns),
+        timeline: Timeline {
+            warmup: cli.warmup.unwrap_or(0),
+            duration: cli.duration.unwrap_or(config::DEFAULT_DURATION),
+            cooldown: cli.cooldown.unwrap_or(0),
+        },
+        sync,
+        timeout,
+        source: config::Source {
+            addr: cli.source_address,
+            device: None,
+            port: cli.source_port,
+        },
+        roles: config::RoleOpts {
+            hold: cli.hold,
+            epoll: cli.epoll,
+            multi_client: cli.multi_client,
+            last_client: cli.last_client,
+        },
+        background: config::Background {
+            daemon: cli.daemon,
+            pid_file,
+        },
+        show: config::Show {
+            quiet: cli.quiet,
+            verbose: cli.verbose,
+            tcp_retrans: cli.show_tcp_retrans,
+            nic: cli.show_nic_packets,
+            interrupts: cli.show_dev_interrupts,
+            interval: None,
+        },
+    })
+}
+
+/// What the data connections carry: sizes (NTttcp's buffers are 64 KiB, ntttcp-for-linux
+/// sends 128 KiB), offloads, zero-copy, socket options and rate limits.
+fn data_opts(cli: &Cli, dialect: Dialect, sender_conns: usize) -> config::DataOpts {
+    let size = cli.buffer.map(|b| b.0 as usize);
+    config::DataOpts {
+        protocol: if cli.udp {
+            Protocol::Udp
+        } else {
+            Protocol::Tcp
+        },
+        send_size: size.unwrap_or(match dialect {
+            Dialect::Windows => config::NTTTCP_BUFFER,
+            Dialect::Linux => config::DEFAULT_SEND_SIZE,
+        }),
+        recv_size: size.unwrap_or(config::DEFAULT_RECV_SIZE),
+        fit_datagrams: cli.udp && size.is_none(),
+        udp_offload: !cli.no_udp_offload,
+        zero_copy: config::ZeroCopy {
+            sendfile: cli.sendfile,
+            skip_rx_copy: cli.skip_rx_copy,
+        },
+        io_mode: cli.io.unwrap_or(IoMode::Auto),
+        sockopts: config::SockOpts {
+            no_delay: cli.no_delay,
+            pacing_rate: cli
+                .fq_rate_limit
+                .filter(|r| r.0 > 0.0)
+                .map(|r| (r.0 / 8.0 / sender_conns as f64).max(1.0) as u64),
+            send_buffer: cli.send_buffer.and_then(|b| b.0),
+            recv_buffer: cli.recv_buffer.and_then(|b| b.0),
+        },
+        rate_limit: cli.bandwidth.map(|r| r.0).filter(|r| *r > 0.0),
+        thread_rate: cli.thread_throttle.filter(|k| *k > 0.0).map(|k| k * 1024.0),
+    }
+}
+
+/// How the sides synchronize: a Windows-dialect line uses NTttcp's tokens.
+fn sync_of(cli: &Cli, dialect: Dialect) -> SyncMode {
+    match (cli.no_sync, dialect) {
+        (true, _) => SyncMode::Off,
+        (false, Dialect::Linux) => SyncMode::Linux,
+        (false, Dialect::Windows) => SyncMode::Windows {
+            port_handout: cli.sync_ports,
+        },
+    }
+}
+
+/// `--pid-file`, made absolute (a daemon changes its directory).
+fn pid_file_of(cli: &Cli) -> Result<Option<std::path::PathBuf>, UsageError> {
+    let Some(p) = &cli.pid_file else {
+        return Ok(None);
+    };
+    std::path::absolute(p).map(Some).map_err(|e| {
+        UsageError(format!(
+            "invalid value '{}' for '--pid-file': {e}",
+            p.display()
+        ))
+    })
+}
+
+/// The role and the host named with it (`-r HOST`, `-s HOST`).
+fn role_of(cli: &Cli) -> (Role, Option<String>) {
+    let (role, host) = match (&cli.receiver, &cli.sender, cli.loopback) {
+        (_, _, true) => (Role::Loopback, None),
+        (_, Some(addr), _) => (Role::Sender, addr.clone()),
+        (Some(addr), None, _) => (Role::Receiver, addr.clone()),
+        (None, None, _) => (Role::Receiver, None),
+    };
+    (role, host.map(|h| strip_brackets(&h).to_string()))
+}
+
+/// A mapping's CPU must be one this process may run on.
+fn check_mapping_cpus(cli: &Cli, cpus: &[usize]) -> Result<(), UsageError> {
+    for m in &cli.mapping {
+        if let CpuSpec::Cpu(c) = m.cpu
+            && !cpus.contains(&c)
+        {
+            return Err(UsageError(format!(
+                "invalid value '{},{},{}' for '-m': CPU {c} is not available (this process \
+                 may use CPUs {})",
+                m.threads,
+                m.cpu,
+                m.host.as_deref().unwrap_or(""),
+                cpu_list(cpus)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The data ports: -m lists them; -P (Linux) sets the count, the later of the two wins as
+/// in ntttcp-for-linux. A mapping sets one sender thread per port unless -n is given.
+fn port_plans(
+    cli: &Cli,
+    matches: &ArgMatches,
+    role_host: &Option<String>,
+) -> Result<Vec<PortPlan>, UsageError> {
+    let mut ports: Vec<PortPlan> = cli
+        .mapping
+        .iter()
+        .flat_map(|m| {
+            let host = m.host.clone().or_else(|| role_host.clone());
+            (0..m.threads).map(move |_| PortPlan {
+                host: host.clone(),
+                cpu: m.cpu,
+            })
+        })
+        .collect();
+    let p_after_m = match (matches.index_of("ports"), matches.index_of("mapping")) {
+        (Some(_), None) => true,
+        (Some(p), Some(m)) => p > m,
+        _ => false,
+    };
+    if let Some(p) = cli.ports.filter(|_| p_after_m) {
+        if cli.mapping.len() > 1 {
+            return Err(UsageError(format!(
+                "-P {p} cannot resize {} mappings; give each mapping its thread count",
+                cli.mapping.len()
+            )));
+        }
+        let template = ports.first().cloned().unwrap_or(PortPlan {
+            host: role_host.clone(),
+            cpu: CpuSpec::Any,
+        });
+        ports = vec![template; p as usize];
+    }
+    if ports.is_empty() {
+        ports = vec![
+            PortPlan {
+                host: role_host.clone(),
+                cpu: CpuSpec::Any,
+            };
+            config::DEFAULT_PORTS as usize
+        ];
+    }
+    Ok(ports)
+}
+
+/// The sync port sits below the base port, Windows tokens 1000 above each data port, the
+/// -sp hand-out port after them: all of it must fit in 1-65535.
+fn check_port_range(
+    cli: &Cli,
+    base_port: u16,
+    ports: usize,
+    dialect: Dialect,
+) -> Result<(), UsageError> {
+    let err = |m: String| Err(UsageError(m));
+    let sync = !cli.no_sync;
+    if sync && dialect == Dialect::Linux && base_port < 2 {
+        return err(format!(
+            "invalid value '{base_port}' for '-p': the sync port is one below it, so the \
+             base port must be at least 2 (or use -N)"
+        ));
+    }
+    let windows_sync = sync && dialect == Dialect::Windows;
+    if cli.sync_ports && !windows_sync {
+        return err(
+            "-sp (port hand-out) is part of Windows NTttcp's sync: use it on a \
+                    Windows-dialect line without -ns"
+                .into(),
+        );
+    }
+    if windows_sync && ports >= 1000 {
+        return err(format!(
+            "{ports} threads: Windows sync uses data port + 1000 per thread, so fewer than \
+             1000 threads (or -ns)"
+        ));
+    }
+    let handout = usize::from(cli.sync_ports);
+    let token_offset = if windows_sync { 1000 } else { 0 };
+    let last = base_port as usize + ports - 1 + handout + token_offset;
+    if base_port == 0 || last > u16::MAX as usize {
+        return err(format!(
+            "invalid value '{base_port}' for '-p': {ports} ports from {base_port} end at \
+             {last}, above 65535"
+        ));
+    }
+    Ok(())
+}
+
+/// Flags that belong to one role, or to the sync handshake.
+fn check_role_flags(cli: &Cli, role: Role, sync: bool) -> Result<(), UsageError> {
+    let err = |m: &str| Err(UsageError(m.into()));
+    let only = |flag: &str, what: &str, on: Role| {
+        Err(UsageError(
+            format!("{flag} ({what}) is only for the {on:?} role").to_lowercase(),
+        ))
+    };
+    match role {
+        Role::Sender if cli.multi_client => return only("-M", "multi-client mode", Role::Receiver),
+        Role::Sender if cli.hold => return only("-H", "hold mode", Role::Receiver),
+        Role::Receiver if cli.last_client => return only("-L", "last client", Role::Sender),
+        Role::Loopback if cli.multi_client || cli.last_client || cli.hold || cli.daemon => {
+            return err("--loopback runs one test in the foreground: drop -M, -L, -H and -D");
+        }
+        _ => {}
+    }
+    if !sync && (cli.multi_client || cli.last_client) {
+        return err("multi-client tests (-M, -L) need the sync handshake: drop -N");
+    }
+    if role == Role::Receiver
+        && (cli.bandwidth.is_some() || cli.thread_throttle.is_some() || cli.fq_rate_limit.is_some())
+    {
+        return err(
+            "rate limits (-B, --fq-rate-limit, -thr) apply to the sender: drop them on the \
+             receiver",
+        );
+    }
+    Ok(())
+}
+
+/// -a and -f are the sender's; -f's pinned ports must fit, one per connection
+/// (`threads` sender threads in all).
+fn check_source(cli: &Cli, role: Role, threads: usize) -> Result<(), UsageError> {
+    let err = |m: String| Err(UsageError(m));
+    if role == Role::Receiver && (cli.source_address.is_some() || cli.source_port.is_some()) {
+        return err("source address and ports (-a, -nic, -f) apply to the sender".into());
+    }
+    if let Some(f) = cli.source_port {
+        let conns = threads * cli.connections.unwrap_or(1) as usize;
+        let last = usize::from(f) + conns - 1;
+        if f <= 1024 || last > usize::from(u16::MAX) {
+            return err(format!(
+                "invalid value '{f}' for '-f': {conns} pinned source ports from {f} must lie \
+                 within 1025-65535 (they would end at {last})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// --timeout (seconds) or Windows -to (milliseconds; 0 = an hour, at least 100 ms).
+fn timeout_of(cli: &Cli) -> Duration {
+    match (cli.timeout, cli.timeout_ms) {
+        (Some(s), _) => Duration::from_secs(s.into()),
+        (None, Some(0)) => Duration::from_secs(3600),
+        (None, Some(ms)) => Duration::from_millis(ms.max(100)),
+        (None, None) => config::DEFAULT_TIMEOUT,
+    }
+}
+
+/// Rules of UDP and the zero-copy paths.
+fn check_transport(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
+    let err = |m: &str| Err(UsageError(m.into()));
+    if cli.sendfile && role == Role::Receiver {
+        return err("-Z/--sendfile applies to the sender: drop it on the receiver");
+    }
+    if cli.skip_rx_copy && role == Role::Sender {
+        return err("--skip-rx-copy applies to the receiver: drop it on the sender");
+    }
+    if protocol == Protocol::Tcp {
+        return Ok(());
+    }
+    if cli.no_delay {
+        return err("--no-delay (TCP_NODELAY) is not applicable for UDP (-u)");
+    }
+    if cli.sendfile {
+        return err(
+            "-Z/--sendfile cannot stamp datagrams with sequence numbers: it is for TCP, not \
+             UDP (-u)",
+        );
+    }
+    if cli.io == Some(IoMode::Async) {
+        return err("--io async is for TCP: UDP (-u) senders use blocking sends");
+    }
+    Ok(())
+}
+
+/// The bounds of `-b` (typed as `flag`): at most `config::MAX_BUFFER` bytes per call over
+/// TCP; over UDP at most what one datagram carries (65507 bytes over IPv4, 65527 over
+/// IPv6) and, on a sender, at least the stamp.
+fn check_size(cli: &Cli, role: Role, protocol: Protocol, flag: &str) -> Result<(), UsageError> {
+    let Some(b) = cli.buffer else { return Ok(()) };
+    let bytes = b.0;
+    let bad = |why: String| {
+        Err(UsageError(format!(
+            "invalid value '{bytes}' for '{flag}': {why}"
+        )))
+    };
+    if protocol == Protocol::Tcp {
+        if bytes > config::MAX_BUFFER as u64 {
+            return bad(format!(
+                "at most {} bytes (1G) per send or receive",
+                config::MAX_BUFFER
+            ));
+        }
+        return Ok(());
+    }
+    let v6 = cli.ipv6
+        || cli
+            .sender
+            .iter()
+            .flatten()
+            .chain(cli.receiver.iter().flatten())
+            .any(|h| strip_brackets(h).parse::<std::net::Ipv6Addr>().is_ok())
+        || cli.mapping.iter().any(|m| {
+            m.host
+                .as_deref()
+                .is_some_and(|h| h.parse::<std::net::Ipv6Addr>().is_ok())
+        });
+    let (max, family) = if v6 {
+        (crate::data::udp::MAX_PAYLOAD_V6, "IPv6")
+    } else {
+        (crate::data::udp::MAX_PAYLOAD_V4, "IPv4")
+    };
+    if bytes > max as u64 {
+        return bad(format!(
+            "a UDP datagram carries at most {max} bytes over {family} (-u)"
+        ));
+    }
+    if role != Role::Receiver && (bytes as usize) < crate::data::udp::STAMP_LEN {
+        return bad(format!(
+            "UDP datagrams carry a {}-byte sequence and time stamp, so they are at least {} \
+             bytes",
+            crate::data::udp::STAMP_LEN,
+            crate::data::udp::STAMP_LEN
+        ));
+    }
+    Ok(())
+}
+
+/// Role-specific address rules: a sender needs a receiver address for every port, a
+/// receiver may only listen on a local address, loopback runs only on loopback.
+fn check_hosts(role: Role, ports: &mut [PortPlan], ipv6: bool) -> Result<(), UsageError> {
+    for plan in ports.iter_mut() {
+        match (role, &plan.host) {
+            (Role::Sender, None) => {
+                return Err(UsageError(
+                    "the sender needs the receiver's address: -s ADDR or -m N,CPU,ADDR".into(),
+                ));
+            }
+            (Role::Sender, Some(_)) => {}
+            (Role::Loopback, None) => plan.host = Some(loopback_host(ipv6).into()),
+            (Role::Loopback, Some(h)) => match h.parse::<IpAddr>() {
+                Ok(ip) if ip.is_loopback() => {}
+                _ => {
+                    return Err(UsageError(format!(
+                        "--loopback runs on the loopback interface; '{h}' is not a loopback \
+                         address"
+                    )));
+                }
+            },
+            (Role::Receiver, None) => {}
+            (Role::Receiver, Some(h)) => {
+                if h.parse::<IpAddr>().is_err() {
+                    return Err(UsageError(format!(
+                        "invalid receiver address '{h}': give a local IP address to listen on"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `0-1` or `0,2,5` for messages.
+fn cpu_list(cpus: &[usize]) -> String {
+    match (cpus.first(), cpus.last()) {
+        (Some(a), Some(b)) if b - a + 1 == cpus.len() => format!("{a}-{b}"),
+        _ => cpus
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
