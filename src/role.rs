@@ -137,7 +137,7 @@ pub(crate) fn applied(
 
 /// The host facts a report carries: name, OS line, CPUs and their clock.
 pub(crate) fn this_host() -> Host {
-    let (cpu_count, cpu_mhz) = crate::sys::cpu::host_cpu();
+    let (cpu_count, cpu_mhz) = crate::sys::host::cpus();
     Host {
         name: crate::sys::host::hostname(),
         os: crate::sys::host::os_line(),

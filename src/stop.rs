@@ -81,40 +81,24 @@ pub(crate) const SAME_INTERRUPTION: Duration = Duration::from_secs(1);
 /// signal: every wait after an interruption is bounded, so the figures measured so far
 /// are always printed; a later signal only says that they are on their way.
 pub(crate) fn install_signal_handlers(flag: Flag) -> std::io::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let (mut int, mut term, mut hup) = rt.block_on(async {
-        Ok::<_, std::io::Error>((
-            signal(SignalKind::interrupt())?,
-            signal(SignalKind::terminate())?,
-            signal(SignalKind::hangup())?,
-        ))
-    })?;
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
-            rt.block_on(async {
-                let mut first = None;
-                let mut told = false;
-                loop {
-                    tokio::select! {
-                        _ = int.recv() => {}
-                        _ = term.recv() => {}
-                        _ = hup.recv() => {}
-                    }
-                    let Some(at) = first else {
-                        first = Some(std::time::Instant::now());
-                        flag.trigger();
-                        continue;
-                    };
-                    if at.elapsed() >= SAME_INTERRUPTION && !told {
-                        told = true;
-                        eprintln!("ntttcp: already stopping; the results measured so far follow");
-                    }
+            let mut first = None;
+            let mut told = false;
+            for _ in signals.forever() {
+                let Some(at) = first else {
+                    first = Some(std::time::Instant::now());
+                    flag.trigger();
+                    continue;
+                };
+                if at.elapsed() >= SAME_INTERRUPTION && !told {
+                    told = true;
+                    eprintln!("ntttcp: already stopping; the results measured so far follow");
                 }
-            })
+            }
         })?;
     Ok(())
 }

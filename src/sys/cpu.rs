@@ -96,17 +96,6 @@ pub(crate) fn parse_intr_total(stat: &str) -> Option<u64> {
         .ok()
 }
 
-/// Number of `cpuN` lines (at least 1).
-pub(crate) fn parse_cpu_count(stat: &str) -> usize {
-    stat.lines()
-        .filter(|l| {
-            l.strip_prefix("cpu")
-                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
-        })
-        .count()
-        .max(1)
-}
-
 /// NET_RX softirqs summed over all CPUs.
 pub(crate) fn parse_net_rx(softirqs: &str) -> Option<u64> {
     let line = softirqs
@@ -152,18 +141,6 @@ pub(crate) fn parse_interrupts(text: &str) -> Vec<IrqLine> {
         .collect()
 }
 
-/// The first `cpu MHz` value of /proc/cpuinfo.
-pub(crate) fn parse_mhz(cpuinfo: &str) -> Option<f64> {
-    cpuinfo
-        .lines()
-        .find(|l| l.starts_with("cpu MHz"))?
-        .split(':')
-        .nth(1)?
-        .trim()
-        .parse()
-        .ok()
-}
-
 /// This process's user + system CPU time in clock ticks (fields 14 and 15 of
 /// /proc/self/stat; the command name before them may contain spaces and parentheses, so
 /// fields are counted after its closing parenthesis).
@@ -177,18 +154,11 @@ pub(crate) fn parse_process_ticks(stat: &str) -> Option<u64> {
 }
 
 /// Clock ticks per second of /proc's CPU times (USER_HZ).
-#[allow(unsafe_code)]
 pub(crate) fn ticks_per_second() -> f64 {
-    // SAFETY: sysconf only reads a configuration value; it has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if hz > 0 { hz as f64 } else { 100.0 }
-}
-
-/// CPU count and clock of this host, for cycles/byte.
-pub(crate) fn host_cpu() -> (usize, f64) {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    (parse_cpu_count(&stat), parse_mhz(&cpuinfo).unwrap_or(0.0))
+    match rustix::param::clock_ticks_per_second() {
+        0 => 100.0,
+        hz => hz as f64,
+    }
 }
 
 #[cfg(test)]
@@ -269,19 +239,13 @@ softirq 73355 0 8638 4 3006 28901 0 91 17097 0 15618
     }
 
     #[test]
-    fn interrupts_cpus_softirqs_mhz() {
+    fn interrupts_and_softirqs() {
         assert_eq!(parse_intr_total(STAT), Some(123411));
-        assert_eq!(parse_cpu_count(STAT), 2);
-        assert_eq!(parse_cpu_count(""), 1);
         let softirqs = "                    CPU0       CPU1       \n\
                         HI:          0          0\n\
                         NET_TX:          4       3006\n\
                         NET_RX:       1323       1683\n";
         assert_eq!(parse_net_rx(softirqs), Some(3006));
         assert_eq!(parse_net_rx("HI: 1 2\n"), None);
-        let cpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.134\n\
-                       processor\t: 1\ncpu MHz\t\t: 2400.000\n";
-        assert_eq!(parse_mhz(cpuinfo), Some(2596.134));
-        assert_eq!(parse_mhz("processor: 0\n"), None);
     }
 }

@@ -1,20 +1,39 @@
-//! Who we are: the host name and the `uname -a` line the structured outputs carry,
-//! read from /proc/sys/kernel (no external command).
+//! Who we are: the host name, the `uname -a` line the structured outputs carry, and the
+//! CPUs the cycles-per-byte figures need. Sources: `sysinfo` for the host name and the
+//! CPUs (count and clock); `uname(2)` for the `uname -a` line (sysinfo has no kernel
+//! build string). The counters over a window come from /proc (`sys::Snapshot`), which
+//! sysinfo lacks.
+
+use sysinfo::{CpuRefreshKind, RefreshKind, System};
 
 /// The host name (`computername` in the XML and JSON files).
 pub(crate) fn hostname() -> String {
-    read("hostname").unwrap_or_else(|| "unknown".into())
+    System::host_name().unwrap_or_else(|_| "unknown".into())
 }
 
 /// The first line of `uname -a`: "Linux vm 6.18.44 #1 SMP ... x86_64 GNU/Linux".
 pub(crate) fn os_line() -> String {
-    match (read("ostype"), read("osrelease"), read("version")) {
-        (Some(os), Some(release), Some(version)) => format!(
-            "{os} {} {release} {version} {} GNU/Linux",
-            hostname(),
-            std::env::consts::ARCH
-        ),
-        _ => "Unknown".into(),
+    let u = rustix::system::uname();
+    let text = |s: &std::ffi::CStr| s.to_string_lossy().into_owned();
+    format!(
+        "{} {} {} {} {} GNU/Linux",
+        text(u.sysname()),
+        text(u.nodename()),
+        text(u.release()),
+        text(u.version()),
+        text(u.machine())
+    )
+}
+
+/// The CPUs of this host and the clock of the first one in MHz (0 when unknown).
+pub(crate) fn cpus() -> (usize, f64) {
+    let kind = RefreshKind::nothing().with_cpu(CpuRefreshKind::nothing().with_frequency());
+    match System::new_with_specifics(kind) {
+        Ok(sys) => {
+            let mhz = sys.cpus().first().map_or(0, sysinfo::Cpu::frequency);
+            (sys.cpus().len().max(1), mhz as f64)
+        }
+        Err(_) => (1, 0.0),
     }
 }
 
@@ -32,12 +51,6 @@ pub(crate) fn local_hms() -> String {
     format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
 }
 
-fn read(name: &str) -> Option<String> {
-    let v = std::fs::read_to_string(format!("/proc/sys/kernel/{name}")).ok()?;
-    let v = v.trim();
-    (!v.is_empty()).then(|| v.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -49,6 +62,18 @@ mod tests {
         } else {
             c.is_ascii_digit()
         }));
+    }
+
+    #[test]
+    fn counts_this_hosts_cpus() {
+        let (n, mhz) = super::cpus();
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let online = stat
+            .lines()
+            .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+            .count();
+        assert_eq!(n, online, "the online CPUs /proc/stat lists");
+        assert!(mhz > 0.0, "{mhz}");
     }
 
     #[test]

@@ -2,26 +2,21 @@
 //! thousands of connections work without `ulimit -n` first, and a sender counts what its
 //! run will open before it opens anything.
 
-/// (soft, hard) RLIMIT_NOFILE after raising the soft limit as far as allowed.
-#[allow(unsafe_code)]
+/// (soft, hard) RLIMIT_NOFILE after raising the soft limit as far as allowed (no limit
+/// reads as `u64::MAX`).
 pub(crate) fn raise_nofile() -> (u64, u64) {
-    // SAFETY: getrlimit/setrlimit only read and write the struct we own.
-    unsafe {
-        let mut r: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
-            return (0, 0);
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut r = getrlimit(Resource::Nofile);
+    if r.current < r.maximum {
+        let raised = rustix::process::Rlimit {
+            current: r.maximum,
+            maximum: r.maximum,
+        };
+        if setrlimit(Resource::Nofile, raised).is_ok() {
+            r = raised;
         }
-        if r.rlim_cur < r.rlim_max {
-            let raised = libc::rlimit {
-                rlim_cur: r.rlim_max,
-                rlim_max: r.rlim_max,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                r = raised;
-            }
-        }
-        (r.rlim_cur as u64, r.rlim_max as u64)
     }
+    (r.current.unwrap_or(u64::MAX), r.maximum.unwrap_or(u64::MAX))
 }
 
 /// Descriptors each worker's current-thread tokio runtime holds: two epoll instances, its

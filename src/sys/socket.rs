@@ -75,38 +75,24 @@ pub(crate) fn path_mtu(sock: &impl AsRawFd, ipv6: bool) -> std::io::Result<usize
 }
 
 /// An in-memory file (memfd) holding `len` bytes of `fill`: the source of `-Z` sends.
-#[allow(unsafe_code)]
 pub(crate) fn memfd_filled(len: usize, fill: u8) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{MemfdFlags, memfd_create};
     use std::io::Write;
-    use std::os::fd::FromRawFd;
-    // SAFETY: a valid NUL-terminated name and flags; on success we own the descriptor.
-    let fd = unsafe { libc::memfd_create(c"ntttcp-sendfile".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is a fresh descriptor nobody else owns.
-    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut f = std::fs::File::from(memfd_create("ntttcp-sendfile", MemfdFlags::CLOEXEC)?);
     f.write_all(&vec![fill; len])?;
     Ok(f)
 }
 
 /// sendfile() of `len` bytes of `file` from `offset` to `sock` (no copy from user
 /// space); WouldBlock when the socket buffer stays full (non-blocking or SO_SNDTIMEO).
-#[allow(unsafe_code)]
 pub(crate) fn sendfile(
     sock: std::os::fd::BorrowedFd<'_>,
     file: &std::fs::File,
     offset: usize,
     len: usize,
 ) -> std::io::Result<usize> {
-    let mut offset = offset as libc::off_t;
-    // SAFETY: both descriptors are open for the call; `offset` is ours.
-    let n = unsafe { libc::sendfile(sock.as_raw_fd(), file.as_raw_fd(), &mut offset, len) };
-    if n < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
+    let mut offset = offset as u64;
+    Ok(rustix::fs::sendfile(sock, file, Some(&mut offset), len)?)
 }
 
 /// Sets an integer socket option.
@@ -235,12 +221,11 @@ pub(crate) fn bytes_acked(fd: std::os::fd::RawFd) -> Option<u64> {
 
 /// Bytes a connected socket has received but the application has not read yet
 /// (FIONREAD); 0 if the kernel refuses. `fd` must be open for the call.
-#[allow(unsafe_code)]
 pub(crate) fn unread(fd: std::os::fd::RawFd) -> u64 {
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int into `n`, which we own.
-    let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
-    if rc == 0 { n.max(0) as u64 } else { 0 }
+    // SAFETY: the caller keeps `fd` open for the call (the workers' descriptor list).
+    #[allow(unsafe_code)]
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    rustix::io::ioctl_fionread(fd).unwrap_or(0)
 }
 
 #[allow(unsafe_code)]
