@@ -7,19 +7,16 @@ use std::ffi::OsString;
 
 use crate::cli::{self, Parsed};
 use crate::config::UsageError;
-use crate::render::{settings, terminal};
+use crate::render::{files, settings, terminal};
 use crate::report::Note;
 use crate::role::Interrupted;
 use crate::run::{EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::stop::{self, Flag};
 use crate::sys::{affinity, daemon};
 
-/// The one line `--version` and the human formats start with.
+/// The one line `--version` prints and the human formats start with.
 pub(crate) fn banner() -> String {
-    format!(
-        "ntttcp-rs {} (NTttcp-compatible)\n",
-        env!("CARGO_PKG_VERSION")
-    )
+    format!("ntttcp {} (NTttcp-compatible)\n", env!("CARGO_PKG_VERSION"))
 }
 
 /// Runs the command line `args` (program name first) and returns its exit status.
@@ -27,8 +24,12 @@ pub fn main(args: &[OsString]) -> u8 {
     let banner = banner();
     let (mut config, look) = match cli::parse(args, &affinity::allowed_cpus()) {
         Ok(Parsed::Run(c, p)) => (c, *p),
-        Ok(Parsed::Info(text)) => {
+        Ok(Parsed::Help(text)) => {
             terminal::out(&format!("{banner}{text}"));
+            return 0;
+        }
+        Ok(Parsed::Version) => {
+            terminal::out(&banner);
             return 0;
         }
         Err(e) => return usage_error(&e),
@@ -36,7 +37,7 @@ pub fn main(args: &[OsString]) -> u8 {
     if let Err(e) = cli::host::check_on_this_host(&mut config) {
         return usage_error(&e);
     }
-    if let Err(e) = terminal::check_outputs(&look) {
+    if let Err(e) = files::check_outputs(&look) {
         return usage_error(&e);
     }
     let _pid_file = match daemon::detach_if(
@@ -59,7 +60,8 @@ pub fn main(args: &[OsString]) -> u8 {
             return EXIT_FAILURE;
         }
     };
-    let term = match terminal::Terminal::new(&mut config, look.clone()) {
+    config.show.interval = terminal::sampling_interval(&look);
+    let term = match terminal::Terminal::new(&config, look.clone()) {
         Ok(t) => t,
         Err(e) => {
             terminal::err(&format!("ntttcp: error: {e}"));

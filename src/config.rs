@@ -80,7 +80,7 @@ pub(crate) struct PortPlan {
 /// exchanges whole seconds). A duration of 0 means "continuous until interrupted".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Timeline {
+pub(crate) struct Phases {
     /// Seconds of traffic before counting starts (`-W`, `-wu`).
     pub warmup: u32,
     /// Seconds counted (`-t`); 0 = continuous.
@@ -89,7 +89,7 @@ pub(crate) struct Timeline {
     pub cooldown: u32,
 }
 
-impl Timeline {
+impl Phases {
     /// The whole cycle this side proposes: warm-up + duration + cool-down (0 if continuous).
     pub(crate) fn cycle(&self) -> u32 {
         if self.duration == 0 {
@@ -134,7 +134,7 @@ pub(crate) struct Config {
     /// What the data connections carry, and how.
     pub data: DataOpts,
     /// Warm-up, duration, cool-down.
-    pub timeline: Timeline,
+    pub timeline: Phases,
     /// How the two sides synchronize their start.
     pub sync: SyncMode,
     /// The I/O and wait deadline (`--timeout`, Windows `-to`): connecting (sync and
@@ -430,7 +430,7 @@ mod tests {
                 rate_limit: None,
                 thread_rate: None,
             },
-            timeline: Timeline {
+            timeline: Phases {
                 warmup: 1,
                 duration: 10,
                 cooldown: 1,
@@ -460,7 +460,7 @@ mod tests {
 
     #[test]
     fn cycle_is_the_sum_unless_continuous() {
-        let mut t = Timeline {
+        let mut t = Phases {
             warmup: 1,
             duration: 10,
             cooldown: 1,

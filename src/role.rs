@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::data::{self, Worker};
+use crate::data::{self, WorkerState};
 use crate::report::{Host, Note, Notes, Report};
 use crate::stop::Flag;
 
@@ -25,7 +25,7 @@ impl std::error::Error for Interrupted {}
 /// A role's pinned worker threads and what the control plane shares with them. Dropping
 /// it stops them (on every way out of a role's `run`); `join` waits for them, bounded.
 pub(crate) struct Crew {
-    pub(crate) workers: Vec<Arc<Worker>>,
+    pub(crate) workers: Vec<Arc<WorkerState>>,
     handles: Vec<std::thread::JoinHandle<()>>,
     /// Stops every worker.
     pub(crate) stop: Flag,
@@ -44,10 +44,10 @@ impl Crew {
     pub(crate) fn add(
         &mut self,
         name: String,
-        body: impl FnOnce(Arc<Worker>, Flag) + Send + 'static,
+        body: impl FnOnce(Arc<WorkerState>, Flag) + Send + 'static,
     ) -> anyhow::Result<()> {
         use anyhow::Context;
-        let w = Arc::new(Worker::default());
+        let w = Arc::new(WorkerState::default());
         let (me, stop) = (w.clone(), self.stop.clone());
         let handle = std::thread::Builder::new()
             .name(name)
@@ -61,10 +61,10 @@ impl Crew {
     /// Stops the workers and waits (without blocking the control runtime) until every
     /// one has returned or `within` has passed; workers still blocked are left to end
     /// with the process.
-    pub(crate) async fn join(mut self, within: Duration) -> Vec<Arc<Worker>> {
+    pub(crate) async fn join(mut self, within: Duration) -> Vec<Arc<WorkerState>> {
         self.stop.trigger();
         let deadline = Instant::now() + within;
-        let finished = |w: &Arc<Worker>| w.finished.load(std::sync::atomic::Ordering::Acquire);
+        let finished = |w: &Arc<WorkerState>| w.finished.load(std::sync::atomic::Ordering::Acquire);
         while Instant::now() < deadline && !self.workers.iter().all(finished) {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -97,7 +97,7 @@ pub(crate) fn warn_negotiated(negotiated: u32, duration: u32, notes: Notes<'_>) 
 }
 
 /// The first failure any worker recorded.
-pub(crate) fn worker_failure(workers: &[Arc<Worker>]) -> Option<String> {
+pub(crate) fn worker_failure(workers: &[Arc<WorkerState>]) -> Option<String> {
     workers.iter().find_map(|w| w.failure())
 }
 
@@ -115,7 +115,7 @@ pub(crate) fn warn_how_it_went(report: &Report, notes: Notes<'_>) {
 /// The socket options a worker read back, with a note when the kernel changed a size that
 /// was asked for (Linux doubles SO_SNDBUF/SO_RCVBUF and clamps them to its maximum).
 pub(crate) fn applied(
-    workers: &[Arc<Worker>],
+    workers: &[Arc<WorkerState>],
     cfg: &Config,
     notes: Notes<'_>,
 ) -> Option<data::Applied> {

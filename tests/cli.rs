@@ -16,7 +16,9 @@ fn help_and_version_exit_zero() {
     assert_eq!(o.code(), Some(0));
     let o = run("--version", LIMIT);
     assert_eq!(o.code(), Some(0));
-    assert!(o.stdout.contains(env!("CARGO_PKG_VERSION")), "{}", o.stdout);
+    // One line, one name.
+    let want = format!("ntttcp {} (NTttcp-compatible)\n", env!("CARGO_PKG_VERSION"));
+    assert_eq!(o.stdout, want);
 }
 
 #[test]

@@ -21,13 +21,15 @@ use crate::report::{OutputFile, Presentation};
 use args::Cli;
 use rules::to_config;
 
-/// What `parse` produced: a configuration to run, or text clap wants shown (help, version).
+/// What `parse` produced: a configuration to run, or help or the version to show.
 #[derive(Debug)]
 pub(crate) enum Parsed {
     /// Run a test.
     Run(Box<Config>, Box<Presentation>),
-    /// Print this text to stdout and exit 0.
-    Info(String),
+    /// `-h` / `--help`: print this text to stdout and exit 0.
+    Help(String),
+    /// `--version`: print the version line and exit 0.
+    Version,
 }
 
 /// Parses a whole command line (program name first). `cpus` are the CPU numbers this
@@ -45,9 +47,8 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
         Err(e) => {
             use clap::error::ErrorKind;
             return match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    Ok(Parsed::Info(e.render().to_string()))
-                }
+                ErrorKind::DisplayHelp => Ok(Parsed::Help(e.render().to_string())),
+                ErrorKind::DisplayVersion => Ok(Parsed::Version),
                 _ => Err(UsageError(as_typed(
                     &one_line(&e.render().to_string()),
                     &normalized,
@@ -142,16 +143,6 @@ fn as_typed(message: &str, normalized: &winstyle::Normalized) -> String {
         }
     }
     out
-}
-
-/// A default sender configuration for tests elsewhere in the crate.
-#[cfg(test)]
-pub(crate) fn test_config() -> Config {
-    let args: Vec<OsString> = ["ntttcp", "-s", "127.0.0.1"].map(OsString::from).to_vec();
-    match parse(&args, &[0]) {
-        Ok(Parsed::Run(c, _)) => *c,
-        other => panic!("{other:?}"),
-    }
 }
 
 #[cfg(test)]

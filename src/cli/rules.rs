@@ -10,7 +10,7 @@ use super::args::Cli;
 use super::values::{CpuSpec, strip_brackets};
 use super::{typed_flag, winstyle};
 use crate::config::{
-    self, Config, Dialect, IoMode, PortPlan, Protocol, Role, SyncMode, Timeline, UsageError,
+    self, Config, Dialect, IoMode, Phases, PortPlan, Protocol, Role, SyncMode, UsageError,
     loopback_host,
 };
 
@@ -62,7 +62,7 @@ pub(super) fn to_config(
             ipv6: cli.ipv6,
         },
         data: data_opts(&cli, dialect, sender_conns),
-        timeline: Timeline {
+        timeline: Phases {
             warmup: cli.warmup.unwrap_or(0),
             duration: cli.duration.unwrap_or(config::DEFAULT_DURATION),
             cooldown: cli.cooldown.unwrap_or(0),

@@ -1,7 +1,7 @@
 //! Flag tables: argv → normalize → clap → Config (→ the host checks), for both dialects.
 
 use super::*;
-use crate::config::{CpuSpec, DEFAULT_SEND_SIZE, Role, Timeline};
+use crate::config::{CpuSpec, DEFAULT_SEND_SIZE, Phases, Role};
 
 const CPUS: &[usize] = &[0, 1];
 
@@ -15,7 +15,8 @@ fn parse_line(line: &str) -> Result<Config, UsageError> {
             host::check_on_this_host(&mut c)?;
             Ok(*c)
         }
-        Parsed::Info(t) => panic!("unexpected info output: {t}"),
+        Parsed::Help(t) => panic!("unexpected help output: {t}"),
+        Parsed::Version => panic!("unexpected version output"),
     }
 }
 
@@ -94,7 +95,7 @@ fn linux_flag_table() {
     assert_eq!(c.data.send_size, 1536);
     assert_eq!(
         c.timeline,
-        Timeline {
+        Phases {
             warmup: 2,
             duration: 7,
             cooldown: 3
@@ -161,7 +162,7 @@ fn windows_flag_table() {
     assert_eq!((c.data.send_size, c.data.recv_size), (65536, 65536));
     assert_eq!(
         c.timeline,
-        Timeline {
+        Phases {
             warmup: 2,
             duration: 20,
             cooldown: 3
@@ -268,15 +269,17 @@ fn usage_errors_name_the_flag_and_value() {
 
 #[test]
 fn help_and_version_are_info_not_errors() {
-    for flag in ["--help", "-h", "--version"] {
+    for flag in ["--help", "-h"] {
         let args: Vec<OsString> = ["ntttcp", flag].map(OsString::from).to_vec();
         match parse(&args, CPUS) {
-            Ok(Parsed::Info(text)) => assert!(text.contains("ntttcp"), "{flag}"),
+            Ok(Parsed::Help(text)) => assert!(text.contains("ntttcp"), "{flag}"),
             other => panic!("{flag}: {other:?}"),
         }
     }
+    let args: Vec<OsString> = ["ntttcp", "--version"].map(OsString::from).to_vec();
+    assert!(matches!(parse(&args, CPUS), Ok(Parsed::Version)));
     let args: Vec<OsString> = ["ntttcp", "--help"].map(OsString::from).to_vec();
-    let Ok(Parsed::Info(help)) = parse(&args, CPUS) else {
+    let Ok(Parsed::Help(help)) = parse(&args, CPUS) else {
         panic!("no help")
     };
     assert!(

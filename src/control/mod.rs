@@ -5,6 +5,7 @@
 //! the connection's end) on a channel, so the timeline can wait on it alongside timers
 //! without cancelling a half-finished read.
 
+pub(crate) mod connect;
 pub(crate) mod message;
 pub(crate) mod windows;
 

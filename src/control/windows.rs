@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::net::{TcpListener, TcpStream};
 
-use crate::config::Config;
+use super::connect::Failure;
+use crate::config::Source;
 use tokio::time::timeout;
 
 /// The one-byte token both sides send.
@@ -26,42 +27,13 @@ pub(crate) const TOKEN: u8 = b'X';
 /// Token port = data port + this.
 pub(crate) const TOKEN_PORT_OFFSET: u16 = 1000;
 
-/// Opens a TCP connection to `addr` from the sender's `-a` address and device, if any
-/// (control connections are bound like the data ones).
-pub(crate) async fn connect_from(addr: SocketAddr, cfg: &Config) -> std::io::Result<TcpStream> {
-    let Some(ip) = cfg.source.addr else {
-        return TcpStream::connect(addr).await;
-    };
-    let sock = if addr.is_ipv6() {
-        TcpSocket::new_v6()?
-    } else {
-        TcpSocket::new_v4()?
-    };
-    if let Some(dev) = &cfg.source.device {
-        sock.bind_device(Some(dev.as_bytes()))?;
-    }
-    sock.bind(SocketAddr::new(ip, 0))?;
-    sock.connect(addr).await
-}
-
-/// Connects to `addr`, retrying "refused" (the peer may still be setting up) until
-/// `deadline`.
-pub(crate) async fn connect_retry(
-    addr: SocketAddr,
-    deadline: Instant,
-    cfg: &Config,
-) -> Result<TcpStream> {
-    loop {
-        match tokio::time::timeout_at(deadline.into(), connect_from(addr, cfg)).await {
-            Ok(Ok(s)) => return Ok(s),
-            Ok(Err(e))
-                if e.kind() == std::io::ErrorKind::ConnectionRefused
-                    && Instant::now() + Duration::from_millis(100) < deadline =>
-            {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            Ok(Err(e)) => return Err(e).with_context(|| format!("connect to {addr}")),
-            Err(_) => bail!("connect to {addr}: no answer before the deadline"),
+/// Connects to `addr` for the token exchange or the port hand-out.
+async fn connect_retry(addr: SocketAddr, deadline: Instant, source: &Source) -> Result<TcpStream> {
+    match super::connect::connect(addr, source, deadline, None).await {
+        Ok(s) => Ok(s),
+        Err(Failure::Io(e)) => Err(e).with_context(|| format!("connect to {addr}")),
+        Err(Failure::NoAnswer | Failure::Interrupted) => {
+            bail!("connect to {addr}: no answer before the deadline")
         }
     }
 }
@@ -70,9 +42,9 @@ pub(crate) async fn connect_retry(
 pub(crate) async fn exchange_as_sender(
     addr: SocketAddr,
     deadline: Instant,
-    cfg: &Config,
+    source: &Source,
 ) -> Result<()> {
-    let mut s = connect_retry(addr, deadline, cfg).await?;
+    let mut s = connect_retry(addr, deadline, source).await?;
     swap_tokens(&mut s, deadline)
         .await
         .with_context(|| format!("sync token exchange with {addr}"))
@@ -102,8 +74,12 @@ async fn swap_tokens(s: &mut TcpStream, deadline: Instant) -> Result<()> {
 }
 
 /// Sender side of `-sp`: asks the receiver at `base` for a data port.
-pub(crate) async fn request_port(base: SocketAddr, deadline: Instant, cfg: &Config) -> Result<u16> {
-    let mut s = connect_retry(base, deadline, cfg).await?;
+pub(crate) async fn request_port(
+    base: SocketAddr,
+    deadline: Instant,
+    source: &Source,
+) -> Result<u16> {
+    let mut s = connect_retry(base, deadline, source).await?;
     let mut b = [0u8; 4];
     let left = deadline.saturating_duration_since(Instant::now());
     timeout(left, s.read_exact(&mut b))
@@ -140,14 +116,14 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let cfg = crate::cli::test_config();
+        let source = crate::config::Source::default();
         rt.block_on(async {
             let deadline = Instant::now() + Duration::from_secs(5);
             let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = l.local_addr().unwrap();
             let (a, b) = tokio::join!(
                 exchange_as_receiver(&l, Duration::from_secs(5)),
-                exchange_as_sender(addr, deadline, &cfg)
+                exchange_as_sender(addr, deadline, &source)
             );
             a.unwrap();
             b.unwrap();
@@ -157,7 +133,7 @@ mod tests {
             let server = tokio::spawn(serve_ports(l, 7000, 2, Duration::from_secs(1)));
             let mut got = Vec::new();
             for _ in 0..3 {
-                got.push(request_port(base, deadline, &cfg).await.unwrap());
+                got.push(request_port(base, deadline, &source).await.unwrap());
             }
             assert_eq!(got, [7001, 7002, 7001]);
             server.abort();
@@ -170,7 +146,7 @@ mod tests {
                 tokio::time::sleep(Duration::from_secs(10)).await;
             });
             let t = Instant::now();
-            let e = exchange_as_sender(addr, Instant::now() + Duration::from_millis(300), &cfg)
+            let e = exchange_as_sender(addr, Instant::now() + Duration::from_millis(300), &source)
                 .await
                 .unwrap_err();
             assert!(format!("{e:#}").contains("no token"), "{e:#}");

@@ -19,4 +19,4 @@ pub(crate) use plan::{Flows, Payload, RecvPlan, SendPlan};
 pub(crate) use sending::listen;
 pub(crate) use tcp_recv::{PortControl, RecvBuffer, recv_worker};
 pub(crate) use tcp_send::send_worker;
-pub(crate) use worker::{Applied, Sample, Worker};
+pub(crate) use worker::{Applied, Sample, WorkerState};

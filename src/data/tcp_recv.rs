@@ -18,7 +18,7 @@ use crate::stop::Flag;
 use crate::sys::affinity;
 
 use super::plan::{Flows, RecvPlan, filled};
-use super::worker::{FinishGuard, Worker, runtime};
+use super::worker::{FinishGuard, WorkerState, runtime};
 
 /// Body of a receiver worker thread: accept on `listener` and drain every connection the
 /// gate admits until `stop`, counting each connection in `flows` when its first bytes
@@ -27,7 +27,7 @@ pub(crate) fn recv_worker(
     listener: TcpListener,
     buf: RecvBuffer,
     plan: RecvPlan,
-    me: Arc<Worker>,
+    me: Arc<WorkerState>,
     control: PortControl,
     stop: Flag,
 ) {
@@ -90,7 +90,7 @@ pub(crate) struct PortControl {
 /// One receiver port's worker: what it needs to take a connection.
 struct Port {
     plan: RecvPlan,
-    me: Arc<Worker>,
+    me: Arc<WorkerState>,
     gate: Arc<Admission>,
     flows: Flows,
 }
@@ -155,7 +155,7 @@ impl RecvBuffer {
 async fn drain(
     s: tokio::net::TcpStream,
     plan: RecvPlan,
-    me: Arc<Worker>,
+    me: Arc<WorkerState>,
     gate: Arc<Admission>,
     flows: Flows,
 ) {
@@ -186,18 +186,18 @@ async fn drain(
     }
 }
 
-/// A receiver connection while it is open: listed in `Worker::receiving` and counted as
+/// A receiver connection while it is open: listed in `WorkerState::receiving` and counted as
 /// open (worker and gate); dropping it undoes all three before the socket closes, so
 /// `sample` never asks about a closed descriptor.
 struct Open<'a> {
-    me: &'a Worker,
+    me: &'a WorkerState,
     gate: &'a Admission,
     fd: std::os::fd::RawFd,
 }
 
 impl<'a> Open<'a> {
     /// `Port::take` and the gate have already counted the connection as open.
-    fn register(me: &'a Worker, gate: &'a Admission, fd: std::os::fd::RawFd) -> Self {
+    fn register(me: &'a WorkerState, gate: &'a Admission, fd: std::os::fd::RawFd) -> Self {
         me.receiving
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -21,10 +21,16 @@ use crate::sys::socket::tcp_info;
 
 use super::plan::{Payload, SendPlan};
 use super::sending::{WRITE_POLL, local_bind, sender_socket, sent, transient, wait_start};
-use super::worker::{Applied, Counters, FinishGuard, Worker, runtime};
+use super::worker::{Applied, Counters, FinishGuard, WorkerState, runtime};
 
 /// Body of a sender worker thread; `index` is its thread number (for TCP_INFO rows).
-pub(crate) fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
+pub(crate) fn send_worker(
+    index: usize,
+    plan: SendPlan,
+    me: Arc<WorkerState>,
+    start: Flag,
+    stop: Flag,
+) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
     let mut socks = Vec::with_capacity(plan.conns);
@@ -100,7 +106,7 @@ pub(crate) fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: 
 }
 
 /// Withdraws a worker's published descriptors when dropped, before its sockets close.
-struct Withdraw<'a>(&'a Worker);
+struct Withdraw<'a>(&'a WorkerState);
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
@@ -220,7 +226,7 @@ fn send_async(
     socks: Vec<TcpStream>,
     payload: Arc<Payload>,
     target: SocketAddr,
-    me: &Arc<Worker>,
+    me: &Arc<WorkerState>,
     stop: &Flag,
     pacers: &Pacers,
 ) -> (Vec<TcpStream>, io::Result<()>) {

@@ -28,7 +28,7 @@ use super::plan::{Flows, RecvPlan, SendPlan};
 use super::sending::{
     WRITE_POLL, local_bind, sender_socket, sent, set_buffers, transient, wait_start,
 };
-use super::worker::{Applied, FinishGuard, Worker};
+use super::worker::{Applied, FinishGuard, WorkerState};
 use crate::config::SockOpts;
 use crate::pace::Pacers;
 use crate::stop::Flag;
@@ -101,7 +101,13 @@ pub(crate) fn path_payload(
 
 /// Body of a UDP sender worker thread: one connected socket per ntttcp connection, each
 /// with its own session and sequence, written round-robin until "stop".
-pub(crate) fn send_worker(index: usize, plan: SendPlan, me: Arc<Worker>, start: Flag, stop: Flag) {
+pub(crate) fn send_worker(
+    index: usize,
+    plan: SendPlan,
+    me: Arc<WorkerState>,
+    start: Flag,
+    stop: Flag,
+) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
     let size = plan.size.max(STAMP_LEN);
@@ -149,7 +155,7 @@ fn send_loop(
     flows: &mut [(UdpSocket, u32, u64)],
     buf: &mut [u8],
     size: usize,
-    me: &Worker,
+    me: &WorkerState,
     stop: &Flag,
     pacers: &Pacers,
 ) -> io::Result<()> {
@@ -201,7 +207,7 @@ pub(crate) fn bind(addr: SocketAddr, opts: &SockOpts) -> io::Result<UdpSocket> {
 pub(crate) fn recv_worker(
     sock: UdpSocket,
     plan: RecvPlan,
-    me: Arc<Worker>,
+    me: Arc<WorkerState>,
     flows: Flows,
     stop: Flag,
 ) {

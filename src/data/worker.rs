@@ -50,7 +50,7 @@ impl Counters {
 
 /// What a worker shares with the control plane.
 #[derive(Debug, Default)]
-pub(crate) struct Worker {
+pub(crate) struct WorkerState {
     /// Bytes and calls so far.
     pub counters: Counters,
     /// Sender: connections established. Receiver: connections accepted.
@@ -93,7 +93,7 @@ pub(crate) struct Sample {
     pub udp: udp::Tally,
 }
 
-impl Worker {
+impl WorkerState {
     /// Samples the counters.
     pub(crate) fn sample(&self) -> Sample {
         // Delivered first: what was written by the time the counter is read covers it.
@@ -167,7 +167,7 @@ impl Applied {
 }
 
 /// Marks a worker finished when its thread ends, and failed if it ends by panicking.
-pub(crate) struct FinishGuard<'a>(pub(crate) &'a Worker);
+pub(crate) struct FinishGuard<'a>(pub(crate) &'a WorkerState);
 
 impl Drop for FinishGuard<'_> {
     fn drop(&mut self) {

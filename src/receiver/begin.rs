@@ -13,7 +13,7 @@ use crate::admission::Admission;
 use crate::config::{Config, MAX_WAITING_CLIENTS, Protocol};
 use crate::control::message::{Reply, State};
 use crate::control::{Connection, windows};
-use crate::data::Worker;
+use crate::data::WorkerState;
 use crate::report::{Note, Notes};
 use crate::role::warn_negotiated;
 use crate::stop::Flag;
@@ -98,14 +98,14 @@ pub(crate) async fn wait_for_senders(
 pub(crate) struct SyncParts<'a> {
     pub(crate) state: &'a SharedState,
     pub(crate) gate: &'a Admission,
-    pub(crate) workers: &'a [Arc<Worker>],
+    pub(crate) workers: &'a [Arc<WorkerState>],
 }
 
 /// Has every worker accept what is queued on its port (thousands of connections take a
 /// busy receiver a while), again while connections to the ports are still half-open (on a
 /// lossy path a handshake's last ACK may come a retransmission later); waits at most
 /// `within`.
-async fn settle(gate: &Admission, workers: &[Arc<Worker>], ports: &[u16], within: Duration) {
+async fn settle(gate: &Admission, workers: &[Arc<WorkerState>], ports: &[u16], within: Duration) {
     let give_up = Instant::now() + within;
     loop {
         let epoch = gate.request_settle();

@@ -26,7 +26,7 @@ use crate::control::message::State;
 use crate::control::windows;
 use crate::data::Flows;
 use crate::data::udp;
-use crate::data::{self, Worker};
+use crate::data::{self, WorkerState};
 use crate::report::{EndKind, Report, Side};
 use crate::report::{Note, Notes};
 use crate::role::{Crew, Interrupted, applied, this_host, warn_how_it_went};
@@ -241,7 +241,7 @@ fn launch(
 struct Serving<'a> {
     state: &'a SharedState,
     gate: &'a Admission,
-    workers: &'a [Arc<Worker>],
+    workers: &'a [Arc<WorkerState>],
     flows: &'a Flows,
     tokens: &'a [Arc<TcpListener>],
 }
@@ -333,7 +333,7 @@ enum DataPort {
 async fn test(
     cfg: &Config,
     (t0, negotiated, conns): Begun,
-    workers: &[Arc<Worker>],
+    workers: &[Arc<WorkerState>],
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Report {
@@ -387,7 +387,7 @@ struct Connections {
 }
 
 impl Connections {
-    fn now(workers: &[Arc<Worker>]) -> Self {
+    fn now(workers: &[Arc<WorkerState>]) -> Self {
         Self {
             accepted: workers
                 .iter()
@@ -398,7 +398,7 @@ impl Connections {
     }
 
     /// The test's connections: those open at its start and those accepted since.
-    fn of_this_test(&self, workers: &[Arc<Worker>]) -> usize {
+    fn of_this_test(&self, workers: &[Arc<WorkerState>]) -> usize {
         Self::now(workers).accepted - self.accepted + self.open
     }
 }

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use crate::config::{Config, Protocol};
 use crate::control::message::{Reply, Request, RequestPhase, State};
 use crate::control::{Connection, Incoming, Writer};
-use crate::data::Worker;
+use crate::data::WorkerState;
 use crate::stop::Flag;
 use crate::timeline::{Event, Monitor, Phase, Silence};
 
@@ -23,7 +23,7 @@ pub(crate) struct ReceiverMonitor<'a> {
     owed: Vec<bool>,
     open_sessions: usize,
     interrupt: Flag,
-    workers: &'a [Arc<Worker>],
+    workers: &'a [Arc<WorkerState>],
     tick: tokio::time::Interval,
     silence: Silence,
     seen_open: bool,
@@ -41,7 +41,7 @@ impl<'a> ReceiverMonitor<'a> {
     pub(crate) fn new(
         cfg: &Config,
         conns: Vec<Connection>,
-        workers: &'a [Arc<Worker>],
+        workers: &'a [Arc<WorkerState>],
         interrupt: &Flag,
         started: Instant,
     ) -> Self {

@@ -1,8 +1,9 @@
 //! Renderers: each turns a `Report` into one of the layouts people and parsers read, with
-//! the figures from `stats`; `terminal` sends them where the user asked (stdout, stderr,
-//! the status line, the `-O` log and the result files).
+//! the figures from `stats`; `terminal` shows them to a person (stdout, stderr, the status
+//! line, the `-O` log) and `files` exports them (the result files).
 
 pub(crate) mod console;
+pub(crate) mod files;
 pub(crate) mod json;
 pub(crate) mod linux;
 pub(crate) mod plot;

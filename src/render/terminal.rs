@@ -1,18 +1,20 @@
-//! Where output goes while the program runs: stdout for the tables (and the lines the
-//! NTttcp layout shows), stderr for notes and errors, a copy of both in the `-O` log, and
-//! the result files (`-x`, `-j`, `-xml`) written as each report arrives. Writes never
-//! panic: a closed pipe (`ntttcp ... | head`) loses output, not the exit status.
+//! What a person sees while the program runs: stdout for the tables (and the lines the
+//! NTttcp layout shows), stderr for notes and errors, the live status line, and a copy of
+//! both in the `-O` log; the result files are the exporter's (`files`), handed each
+//! report as it arrives. Writes never panic: a closed pipe (`ntttcp ... | head`) loses
+//! output, not the exit status.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use super::{console, json, linux, plot, schema, xml};
+use super::files::{Exporter, Failures};
+use super::{console, linux, schema};
 use crate::config::{Config, Role};
-use crate::report::{Format, Note, OutputFile, Presentation, Report, Side};
-use crate::timeline::{IntervalSample, Progress};
+use crate::report::{Format, Note, Presentation, Report, Side};
+use crate::timeline::Progress;
 
 /// Writes `text` to stdout and flushes.
 pub(crate) fn out(text: &str) {
@@ -33,52 +35,26 @@ fn try_out(text: &str) -> std::io::Result<()> {
     }
 }
 
-/// Proves, before the test, that every output file can be written: an existing file is
-/// opened for writing (not truncated), a new one is created and removed again. The error
-/// names the flag as typed and the path.
-pub(crate) fn check_outputs(look: &Presentation) -> Result<(), String> {
-    let files = [
-        &look.xml,
-        &look.json,
-        &look.log,
-        &look.xml_windows,
-        &look.plot,
-    ];
-    for f in files.into_iter().flatten() {
-        probe(&f.path)
-            .map_err(|e| format!("cannot write the {} file {}: {e}", f.flag, f.path.display()))?;
-    }
-    Ok(())
-}
-
-fn probe(path: &Path) -> std::io::Result<()> {
-    if path.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "it is a directory",
-        ));
-    }
-    if path.exists() {
-        // No write bit for anyone (/proc/version): read-only, even where root could open it.
-        if std::fs::metadata(path)?.permissions().readonly() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                "it is read-only",
-            ));
-        }
-        OpenOptions::new().write(true).open(path).map(drop)
-    } else {
-        OpenOptions::new().write(true).create_new(true).open(path)?;
-        std::fs::remove_file(path)
-    }
-}
-
 /// Writes one line to stderr.
 pub(crate) fn err(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
-/// The running program's output: console, log copy, result files.
+/// How often the run must sample its counters for what `look` shows: `--interval`, or
+/// every second for the live status line (stderr is a terminal, no -Q), the Linux
+/// layout's real-time lines, jsonl and `--plot`.
+pub(crate) fn sampling_interval(look: &Presentation) -> Option<Duration> {
+    let samples =
+        live(look) || look.plot.is_some() || matches!(look.format, Format::Jsonl | Format::Linux);
+    look.interval.or(samples.then_some(Duration::from_secs(1)))
+}
+
+/// Whether one updating status line is kept on stderr.
+fn live(look: &Presentation) -> bool {
+    !look.quiet && look.format.is_human() && std::io::stderr().is_terminal()
+}
+
+/// The running program's console and log copy; the result files through its exporter.
 #[derive(Debug)]
 pub(crate) struct Terminal {
     role: Role,
@@ -89,25 +65,17 @@ pub(crate) struct Terminal {
     status_shown: AtomicBool,
     /// Loopback with `--format json`: the first side's report, until the second arrives.
     pending: Mutex<Vec<Report>>,
-    /// `--plot`: each side's interval samples so far.
-    samples: Mutex<Vec<(Side, IntervalSample)>>,
     log: Option<Mutex<File>>,
-    /// Outputs that could not be written (each said once on stderr): the exit status
-    /// then says the run failed.
-    failures: Mutex<Vec<String>>,
+    /// The result files.
+    files: Exporter,
+    /// Outputs that could not be written: the exit status then says the run failed.
+    failures: Failures,
 }
 
 impl Terminal {
-    /// Opens the `-O` log (replacing an old one, as ntttcp-for-linux does) and asks the
-    /// run for the interval samples this output needs: `--interval`, the live status line
-    /// (stderr is a terminal, no -Q), the Linux layout's real-time lines, jsonl.
-    pub(crate) fn new(cfg: &mut Config, look: Presentation) -> std::io::Result<Self> {
-        let live = !look.quiet && look.format.is_human() && std::io::stderr().is_terminal();
-        let samples =
-            live || look.plot.is_some() || matches!(look.format, Format::Jsonl | Format::Linux);
-        cfg.show.interval = look
-            .interval
-            .or(samples.then_some(std::time::Duration::from_secs(1)));
+    /// Opens the `-O` log (replacing an old one, as ntttcp-for-linux does).
+    pub(crate) fn new(cfg: &Config, look: Presentation) -> std::io::Result<Self> {
+        let live = live(&look);
         let (role, verbose) = (cfg.role, cfg.show.verbose);
         let log = match &look.log {
             Some(f) => Some(Mutex::new(File::create(&f.path).map_err(|e| {
@@ -121,34 +89,19 @@ impl Terminal {
         Ok(Self {
             role,
             verbose,
+            files: Exporter::new(look.clone()),
             look,
             live,
             status_shown: AtomicBool::new(false),
             pending: Mutex::new(Vec::new()),
-            samples: Mutex::new(Vec::new()),
             log,
-            failures: Mutex::new(Vec::new()),
+            failures: Failures::default(),
         })
     }
 
     /// What could not be written, one line each (empty when every output was written).
     pub(crate) fn failures(&self) -> Vec<String> {
-        self.failures
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// Records that `what` could not be written, saying so once per destination.
-    fn failed(&self, what: &str, e: &std::io::Error) {
-        let mut f = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        if f.iter().any(|l| l.starts_with(what)) {
-            return;
-        }
-        let line = format!("{what}: {e}");
-        f.push(line.clone());
-        drop(f);
-        err(&format!("ntttcp: error: cannot write {line}"));
+        self.failures.all()
     }
 
     fn copy(&self, text: &str) {
@@ -157,7 +110,7 @@ impl Terminal {
             if let Err(e) = f.write_all(text.as_bytes()) {
                 drop(f);
                 let what = format!("the {} file {}", file.flag, file.path.display());
-                self.failed(&what, &e);
+                self.failures.add(&what, &e);
             }
         }
     }
@@ -166,7 +119,7 @@ impl Terminal {
     pub(crate) fn out(&self, text: &str) {
         self.clear_status();
         if let Err(e) = try_out(text) {
-            self.failed("standard output", &e);
+            self.failures.add("standard output", &e);
         }
         self.copy(text);
     }
@@ -210,7 +163,7 @@ impl Terminal {
                 self.report(&r);
                 // In loopback mode the files hold the receiver's figures.
                 if self.role != Role::Loopback || r.side == Side::Receiver {
-                    self.files(&r);
+                    self.files.write_files(&r, &self.failures);
                 }
             }
         }
@@ -223,9 +176,8 @@ impl Terminal {
         };
         // One status line is enough in loopback mode: the receiver's.
         let shows_status = self.live && !(self.role == Role::Loopback && side == Side::Sender);
-        if let (Some(_), Progress::Interval(iv)) = (&self.look.plot, p) {
-            let mut s = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-            s.push((side, iv.clone()));
+        if let Progress::Interval(iv) = p {
+            self.files.sample(side, iv);
         }
         match (self.look.format, p) {
             (Format::Linux, Progress::WarmupDone) => {
@@ -313,65 +265,4 @@ impl Terminal {
             }
         }
     }
-
-    fn files(&self, r: &Report) {
-        let look = &self.look;
-        if let Some(f) = &look.plot {
-            let mine: Vec<IntervalSample> = {
-                let mut all = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-                let (mine, rest) = all.drain(..).partition(|(s, _)| *s == r.side);
-                *all = rest;
-                mine.into_iter().map(|(_, iv)| iv).collect()
-            };
-            let side = if r.side == Side::Sender {
-                "sender"
-            } else {
-                "receiver"
-            };
-            let title = format!("ntttcp {side} on {}: throughput per interval", r.host);
-            self.write(f, &plot::svg(&title, &mine), false);
-        }
-        // (file, append, contents): NTttcp appends its XML, the Linux files are replaced.
-        let writes = [
-            (&look.xml, false, Render::LinuxXml),
-            (&look.json, false, Render::LinuxJson),
-            (&look.xml_windows, true, Render::WindowsXml),
-        ];
-        for (file, append, render) in writes {
-            if let Some(f) = file {
-                let text = match render {
-                    Render::LinuxXml => xml::linux(r),
-                    Render::LinuxJson => json::linux(r),
-                    Render::WindowsXml => xml::windows(r, look.hide_per_thread),
-                };
-                self.write(f, &text, append);
-            }
-        }
-    }
-
-    /// Writes one result file; a failure is recorded and the other files still written.
-    fn write(&self, f: &OutputFile, text: &str, append: bool) {
-        if let Err(e) = write_file(&f.path, text, append) {
-            self.failed(&format!("the {} file {}", f.flag, f.path.display()), &e);
-        }
-    }
-}
-
-/// Which result file.
-#[derive(Clone, Copy)]
-enum Render {
-    LinuxXml,
-    LinuxJson,
-    WindowsXml,
-}
-
-/// Writes (or, for NTttcp's XML, appends) a result file.
-fn write_file(path: &Path, text: &str, append: bool) -> std::io::Result<()> {
-    let mut f = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .append(append)
-        .truncate(!append)
-        .open(path)?;
-    f.write_all(text.as_bytes())
 }

@@ -125,7 +125,7 @@ pub(crate) struct Params {
     /// Whether the sides synchronized their start.
     pub sync: bool,
     /// Warm-up, duration (0 = continuous) and cool-down in seconds, as given locally.
-    pub timeline: crate::config::Timeline,
+    pub timeline: crate::config::Phases,
     /// IPv6 defaults were asked for.
     pub ipv6: bool,
     /// `-V` was given.

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use crate::config::{Config, Protocol};
 use crate::control::{Connection, Incoming, Writer};
 use crate::data::udp;
-use crate::data::{self, SendPlan, Worker};
+use crate::data::{self, SendPlan, WorkerState};
 use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
 use crate::report::{Note, Notes};
 use crate::report::{Report, Side};
@@ -324,7 +324,7 @@ async fn finish(
 /// The sender's report, told to the user as soon as it is made.
 fn report(
     cfg: &Config,
-    workers: &[Arc<Worker>],
+    workers: &[Arc<WorkerState>],
     negotiated: u32,
     window: &timeline::Window,
     notes: Notes<'_>,
@@ -356,7 +356,7 @@ fn report(
 /// Waits until `total` connections are up, a worker fails, the deadline passes or the
 /// user interrupts.
 async fn wait_connected(
-    workers: &[Arc<Worker>],
+    workers: &[Arc<WorkerState>],
     total: usize,
     deadline: Instant,
     interrupt: &Flag,
@@ -391,7 +391,7 @@ struct SenderMonitor<'a> {
     /// The sync sessions' writing halves, kept for the end of the test.
     writers: Vec<Writer>,
     interrupt: Flag,
-    workers: &'a [Arc<Worker>],
+    workers: &'a [Arc<WorkerState>],
     tick: tokio::time::Interval,
     silence: Silence,
 }

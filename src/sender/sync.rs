@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use tokio::sync::mpsc;
 
 use crate::config::Config;
+use crate::control::connect::{Failure, connect};
 use crate::control::message::{Reply, ReplyPhase, Request, State};
 use crate::control::{Connection, Incoming, Writer, windows};
 use crate::report::{Note, Notes};
@@ -70,29 +71,17 @@ pub(super) async fn handshake(
     notes: Notes<'_>,
 ) -> Result<(Connection, u32)> {
     let deadline = Instant::now() + cfg.timeout;
-    let stream = loop {
-        let attempt = tokio::time::timeout_at(deadline.into(), windows::connect_from(addr, cfg));
-        let r = tokio::select! {
-            r = attempt => r,
-            _ = interrupt.wait() => return Err(Interrupted.into()),
-        };
-        match r {
-            Ok(Ok(s)) => break s,
-            Ok(Err(e))
-                if e.kind() == std::io::ErrorKind::ConnectionRefused
-                    && Instant::now() + Duration::from_millis(100) < deadline =>
-            {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            Ok(Err(e)) => {
-                return Err(e)
-                    .with_context(|| format!("failed to connect to receiver {addr} (sync port)"));
-            }
-            Err(_) => bail!(
-                "failed to connect to receiver {addr} (sync port): no answer within {:?}",
-                cfg.timeout
-            ),
+    let stream = match connect(addr, &cfg.source, deadline, Some(interrupt)).await {
+        Ok(s) => s,
+        Err(Failure::Interrupted) => return Err(Interrupted.into()),
+        Err(Failure::Io(e)) => {
+            return Err(e)
+                .with_context(|| format!("failed to connect to receiver {addr} (sync port)"));
         }
+        Err(Failure::NoAnswer) => bail!(
+            "failed to connect to receiver {addr} (sync port): no answer within {:?}",
+            cfg.timeout
+        ),
     };
     let mut conn = Connection::new(stream, cfg.timeout);
     conn.send(Request::Query.value()).await?;
@@ -117,8 +106,8 @@ pub(super) async fn exchange_tokens(
     let mut set = tokio::task::JoinSet::new();
     for t in targets {
         let addr = SocketAddr::new(t.ip(), t.port() + windows::TOKEN_PORT_OFFSET);
-        let cfg = cfg.clone();
-        set.spawn(async move { windows::exchange_as_sender(addr, deadline, &cfg).await });
+        let source = cfg.source.clone();
+        set.spawn(async move { windows::exchange_as_sender(addr, deadline, &source).await });
     }
     loop {
         tokio::select! {
@@ -195,7 +184,7 @@ pub(super) async fn ask_for_ports(cfg: &Config, targets: &mut [SocketAddr]) -> R
     let deadline = Instant::now() + cfg.timeout;
     for t in targets {
         let base = SocketAddr::new(t.ip(), cfg.streams.base_port);
-        t.set_port(windows::request_port(base, deadline, cfg).await?);
+        t.set_port(windows::request_port(base, deadline, &cfg.source).await?);
     }
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! Hand-built reports for renderer tests.
 
 use super::report;
+use crate::config::Phases;
 use crate::config::Protocol;
-use crate::config::Timeline;
 use crate::report::{Host, Params, SocketReport};
 use crate::report::{Measured, Report, Side, ThreadCounts};
 use crate::sys::SysUsage;
@@ -44,7 +44,7 @@ pub(crate) fn seed_measured() -> Measured {
             threads_per_port: 1,
             conns_per_thread: 1,
             sync: true,
-            timeline: Timeline {
+            timeline: Phases {
                 warmup: 0,
                 duration: 300,
                 cooldown: 0,

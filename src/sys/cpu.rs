@@ -141,26 +141,6 @@ pub(crate) fn parse_interrupts(text: &str) -> Vec<IrqLine> {
         .collect()
 }
 
-/// This process's user + system CPU time in clock ticks (fields 14 and 15 of
-/// /proc/self/stat; the command name before them may contain spaces and parentheses, so
-/// fields are counted after its closing parenthesis).
-pub(crate) fn parse_process_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // After ')' come state (field 3) ... utime is field 14, stime field 15.
-    let utime: u64 = f.get(11)?.parse().ok()?;
-    let stime: u64 = f.get(12)?.parse().ok()?;
-    Some(utime + stime)
-}
-
-/// Clock ticks per second of /proc's CPU times (USER_HZ).
-pub(crate) fn ticks_per_second() -> f64 {
-    match rustix::param::clock_ticks_per_second() {
-        0 => 100.0,
-        hz => hz as f64,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,14 +208,6 @@ softirq 73355 0 8638 4 3006 28901 0 91 17097 0 15618
         assert_eq!((lines[0].label.as_str(), lines[0].total), ("25:", 150));
         assert_eq!(lines[1].total, 32980308 + 21351370);
         assert!(lines[1].text.contains("Local timer"));
-    }
-
-    #[test]
-    fn process_ticks_skip_a_tricky_command_name() {
-        let stat = "2889 (a) b (c)) R 2885 2885 1054 0 -1 4194304 124 0 1 0 70 30 0 0 20 0 1";
-        assert_eq!(parse_process_ticks(stat), Some(100));
-        assert_eq!(parse_process_ticks("12 (x) R 1"), None);
-        assert!(ticks_per_second() > 0.0);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Who we are: the host name, the `uname -a` line the structured outputs carry, and the
-//! CPUs the cycles-per-byte figures need. Sources: `sysinfo` for the host name and the
-//! CPUs (count and clock); `uname(2)` for the `uname -a` line (sysinfo has no kernel
+//! CPUs the cycles-per-byte figures need. Sources: `sysinfo` for the host name, the
+//! CPUs (count and clock) and this process's CPU time; `uname(2)` for the `uname -a` line (sysinfo has no kernel
 //! build string). The counters over a window come from /proc (`sys::Snapshot`), which
 //! sysinfo lacks.
 
@@ -37,6 +37,22 @@ pub(crate) fn cpus() -> (usize, f64) {
     }
 }
 
+/// CPU time this process has used so far (user + system, all threads), milliseconds;
+/// 0 when unknown.
+pub(crate) fn process_cpu_ms() -> u64 {
+    use sysinfo::{ProcessRefreshKind, ProcessesToUpdate};
+    let Ok(pid) = sysinfo::get_current_pid() else {
+        return 0;
+    };
+    let Ok(mut sys) = System::new_with_specifics(RefreshKind::nothing()) else {
+        return 0;
+    };
+    let kind = ProcessRefreshKind::nothing().with_cpu();
+    sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[pid]), false, kind);
+    sys.process(pid)
+        .map_or(0, sysinfo::Process::accumulated_cpu_time)
+}
+
 /// The local wall-clock time as `HH:MM:SS`, in the machine's time zone.
 #[allow(unsafe_code)]
 pub(crate) fn local_hms() -> String {
@@ -62,6 +78,19 @@ mod tests {
         } else {
             c.is_ascii_digit()
         }));
+    }
+
+    #[test]
+    fn this_process_uses_cpu_time() {
+        let before = super::process_cpu_ms();
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < std::time::Duration::from_millis(300) {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        std::hint::black_box(x);
+        let after = super::process_cpu_ms();
+        assert!(after >= before + 100, "{before} -> {after} ms");
     }
 
     #[test]

@@ -27,8 +27,8 @@ pub(crate) struct Snapshot {
     pub tcp: net::TcpCounters,
     /// UDP MIB counters from /proc/net/snmp and /proc/net/snmp6.
     pub udp: net::UdpCounters,
-    /// This process's CPU time (user + system), in clock ticks.
-    pub process_ticks: u64,
+    /// This process's CPU time (user + system), milliseconds.
+    pub process_cpu_ms: u64,
     /// TcpExt retransmit counters of /proc/net/netstat.
     pub tcp_ext: net::TcpExt,
     /// Packet counters of every interface (/proc/net/dev).
@@ -63,7 +63,6 @@ impl Snapshot {
         let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
         let softirqs = std::fs::read_to_string("/proc/softirqs").unwrap_or_default();
         let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
-        let me = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
         let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
         Self {
             cpu: cpu::parse_cpu_line(&stat).unwrap_or_default(),
@@ -71,7 +70,7 @@ impl Snapshot {
             net_rx: cpu::parse_net_rx(&softirqs).unwrap_or(0),
             tcp: net::parse_tcp(&snmp).unwrap_or_default(),
             udp: net::parse_udp(&snmp, &read("/proc/net/snmp6")),
-            process_ticks: cpu::parse_process_ticks(&me).unwrap_or(0),
+            process_cpu_ms: host::process_cpu_ms(),
             tcp_ext: net::parse_tcp_ext(&read("/proc/net/netstat")).unwrap_or_default(),
             nics: net::parse_net_dev(&read("/proc/net/dev")),
             irqs: cpu::parse_interrupts(&read("/proc/interrupts")),
@@ -86,8 +85,8 @@ impl Snapshot {
             net_rx: self.net_rx.saturating_sub(earlier.net_rx),
             tcp: self.tcp.delta(&earlier.tcp),
             udp: self.udp.delta(&earlier.udp),
-            process_cpu_s: self.process_ticks.saturating_sub(earlier.process_ticks) as f64
-                / cpu::ticks_per_second(),
+            process_cpu_s: self.process_cpu_ms.saturating_sub(earlier.process_cpu_ms) as f64
+                / 1000.0,
             tcp_ext: self.tcp_ext.delta(&earlier.tcp_ext),
         }
     }

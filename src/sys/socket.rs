@@ -1,4 +1,6 @@
-//! Socket state the kernel keeps per connection: TCP_INFO at the end of a test.
+//! Socket-level calls the data path needs beyond socket2: TCP_INFO (a connection's state
+//! and delivered bytes), FIONREAD, the pacing rate, the memfd and sendfile of `-Z`, and
+//! UDP's segmentation (GSO) and coalescing (GRO) with the `recvmsg` that reads them.
 
 use std::os::fd::AsRawFd;
 

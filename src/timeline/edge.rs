@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::data::{Sample, Worker};
+use crate::data::{Sample, WorkerState};
 use crate::sys::Snapshot;
 
 /// Samples every worker's counters.
-pub(crate) fn sample(workers: &[Arc<Worker>]) -> Vec<Sample> {
+pub(crate) fn sample(workers: &[Arc<WorkerState>]) -> Vec<Sample> {
     workers.iter().map(|w| w.sample()).collect()
 }
 
@@ -24,7 +24,7 @@ pub(crate) struct Edge {
 impl Edge {
     /// Samples every worker now. With thousands of connections that takes tens of
     /// milliseconds: the edge is placed in the middle of it.
-    pub(crate) fn take(workers: &[Arc<Worker>]) -> Self {
+    pub(crate) fn take(workers: &[Arc<WorkerState>]) -> Self {
         let sys = Snapshot::now();
         let began = Instant::now();
         let samples = sample(workers);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::data::{Sample, Worker};
+use crate::data::{Sample, WorkerState};
 use crate::sys::{Snapshot, affinity};
 
 mod edge;
@@ -119,7 +119,7 @@ pub(crate) const END_GRACE: Duration = Duration::from_millis(500);
 pub(crate) async fn run<M: Monitor>(
     clock: Start,
     plan: Plan,
-    workers: &[Arc<Worker>],
+    workers: &[Arc<WorkerState>],
     release: Option<&crate::stop::Flag>,
     mon: &mut M,
     progress: &dyn Fn(Progress),
@@ -223,7 +223,7 @@ async fn measure<M: Monitor>(
     end_at: Option<Instant>,
     plan: &Plan,
     start: &[Sample],
-    workers: &[Arc<Worker>],
+    workers: &[Arc<WorkerState>],
     mon: &mut M,
     progress: &dyn Fn(Progress),
 ) -> (Option<Event>, Stall) {

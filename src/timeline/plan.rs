@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::config::Timeline;
+use crate::config::Phases;
 use crate::data::Sample;
 
 /// Phase lengths for one side.
@@ -102,7 +102,7 @@ impl Plan {
     /// duration, cut short if the cycle leaves less room after warm-up, and after the own
     /// cool-down too when `reserve_cooldown` (the receiver: the cycle is the sender's
     /// W+t+C, so our cool-down must fit inside it).
-    pub(crate) fn within(tl: Timeline, cycle: u32, reserve_cooldown: bool) -> Self {
+    pub(crate) fn within(tl: Phases, cycle: u32, reserve_cooldown: bool) -> Self {
         let secs = |s: u32| Duration::from_secs(s.into());
         let reserved = if reserve_cooldown { tl.cooldown } else { 0 };
         match cycle {

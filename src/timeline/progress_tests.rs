@@ -25,7 +25,7 @@ fn intervals_and_phase_changes_are_reported_in_order() {
         cycle: Some(Duration::from_millis(500)),
         interval: Some(Duration::from_millis(100)),
     };
-    let workers = vec![Arc::new(Worker::default())];
+    let workers = vec![Arc::new(WorkerState::default())];
     rt.block_on(run(
         Start::At(Instant::now()),
         plan,

@@ -1,7 +1,7 @@
 //! The timeline's phases, events and edges, scripted.
 
 use super::*;
-use crate::config::Timeline;
+use crate::config::Phases;
 
 /// Delivers scripted events at fixed offsets from its creation.
 struct Script {
@@ -47,7 +47,7 @@ fn run_script(p: Plan, events: Vec<(u64, Event)>) -> (Window, Duration) {
 
 #[test]
 fn plans_within_a_negotiated_cycle() {
-    let tl = Timeline {
+    let tl = Phases {
         warmup: 1,
         duration: 10,
         cooldown: 2,

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::data::Worker;
+use crate::data::WorkerState;
 
 /// Watches for a side where no data moves at all: a link gone down or a peer that stopped
 /// without closing. `check` is called on the monitor's tick.
@@ -19,7 +19,7 @@ pub(crate) struct Silence {
 
 impl Silence {
     /// Starts watching `workers` for `limit` of silence.
-    pub(crate) fn new(workers: &[Arc<Worker>], limit: Duration) -> Self {
+    pub(crate) fn new(workers: &[Arc<WorkerState>], limit: Duration) -> Self {
         Self {
             last: total(workers),
             since: Instant::now(),
@@ -28,7 +28,7 @@ impl Silence {
     }
 
     /// How long nothing has moved, once that reaches the limit.
-    pub(crate) fn check(&mut self, workers: &[Arc<Worker>]) -> Option<Duration> {
+    pub(crate) fn check(&mut self, workers: &[Arc<WorkerState>]) -> Option<Duration> {
         let now = total(workers);
         if now != self.last {
             self.last = now;
@@ -40,7 +40,7 @@ impl Silence {
     }
 }
 
-pub(super) fn total(workers: &[Arc<Worker>]) -> u64 {
+pub(super) fn total(workers: &[Arc<WorkerState>]) -> u64 {
     workers.iter().map(|w| w.counters.sample().0).sum()
 }
 

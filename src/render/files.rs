@@ -1,0 +1,163 @@
+//! The result files (`-x`, `-j`, `-xml`, `--plot`): proven writable before the test,
+//! written as each report arrives. A file that cannot be written is recorded (and said
+//! once on stderr) and the other files are still written.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+
+use super::{json, plot, xml};
+use crate::report::{OutputFile, Presentation, Report, Side};
+use crate::timeline::IntervalSample;
+
+/// Proves, before the test, that every output file can be written: an existing file is
+/// opened for writing (not truncated), a new one is created and removed again. The error
+/// names the flag as typed and the path.
+pub(crate) fn check_outputs(look: &Presentation) -> Result<(), String> {
+    let files = [
+        &look.xml,
+        &look.json,
+        &look.log,
+        &look.xml_windows,
+        &look.plot,
+    ];
+    for f in files.into_iter().flatten() {
+        probe(&f.path)
+            .map_err(|e| format!("cannot write the {} file {}: {e}", f.flag, f.path.display()))?;
+    }
+    Ok(())
+}
+
+fn probe(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "it is a directory",
+        ));
+    }
+    if path.exists() {
+        // No write bit for anyone (/proc/version): read-only, even where root could open it.
+        if std::fs::metadata(path)?.permissions().readonly() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "it is read-only",
+            ));
+        }
+        OpenOptions::new().write(true).open(path).map(drop)
+    } else {
+        OpenOptions::new().write(true).create_new(true).open(path)?;
+        std::fs::remove_file(path)
+    }
+}
+
+/// Outputs that could not be written, each said once on stderr: the exit status then
+/// says the run failed.
+#[derive(Debug, Default)]
+pub(crate) struct Failures(Mutex<Vec<String>>);
+
+impl Failures {
+    /// What could not be written, one line each.
+    pub(crate) fn all(&self) -> Vec<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Records that `what` could not be written, saying so once per destination.
+    pub(crate) fn add(&self, what: &str, e: &std::io::Error) {
+        let mut f = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if f.iter().any(|l| l.starts_with(what)) {
+            return;
+        }
+        let line = format!("{what}: {e}");
+        f.push(line.clone());
+        drop(f);
+        super::terminal::err(&format!("ntttcp: error: cannot write {line}"));
+    }
+}
+
+/// The result files of a run, and the interval samples `--plot` draws.
+#[derive(Debug)]
+pub(crate) struct Exporter {
+    look: Presentation,
+    /// `--plot`: each side's interval samples so far.
+    samples: Mutex<Vec<(Side, IntervalSample)>>,
+}
+
+impl Exporter {
+    pub(crate) fn new(look: Presentation) -> Self {
+        Self {
+            look,
+            samples: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Keeps an interval sample for the plot.
+    pub(crate) fn sample(&self, side: Side, iv: &IntervalSample) {
+        if self.look.plot.is_some() {
+            let mut s = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+            s.push((side, iv.clone()));
+        }
+    }
+
+    /// Writes every result file asked for from `r`.
+    pub(crate) fn write_files(&self, r: &Report, failures: &Failures) {
+        let look = &self.look;
+        if let Some(f) = &look.plot {
+            let mine: Vec<IntervalSample> = {
+                let mut all = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+                let (mine, rest) = all.drain(..).partition(|(s, _)| *s == r.side);
+                *all = rest;
+                mine.into_iter().map(|(_, iv)| iv).collect()
+            };
+            let side = if r.side == Side::Sender {
+                "sender"
+            } else {
+                "receiver"
+            };
+            let title = format!("ntttcp {side} on {}: throughput per interval", r.host);
+            write(f, &plot::svg(&title, &mine), false, failures);
+        }
+        // (file, append, contents): NTttcp appends its XML, the Linux files are replaced.
+        let writes = [
+            (&look.xml, false, Render::LinuxXml),
+            (&look.json, false, Render::LinuxJson),
+            (&look.xml_windows, true, Render::WindowsXml),
+        ];
+        for (file, append, render) in writes {
+            if let Some(f) = file {
+                let text = match render {
+                    Render::LinuxXml => xml::linux(r),
+                    Render::LinuxJson => json::linux(r),
+                    Render::WindowsXml => xml::windows(r, look.hide_per_thread),
+                };
+                write(f, &text, append, failures);
+            }
+        }
+    }
+}
+
+/// Writes one result file; a failure is recorded and the other files still written.
+fn write(f: &OutputFile, text: &str, append: bool, failures: &Failures) {
+    if let Err(e) = write_file(&f.path, text, append) {
+        failures.add(&format!("the {} file {}", f.flag, f.path.display()), &e);
+    }
+}
+
+/// Which result file.
+#[derive(Clone, Copy)]
+enum Render {
+    LinuxXml,
+    LinuxJson,
+    WindowsXml,
+}
+
+/// Writes (or, for NTttcp's XML, appends) a result file.
+fn write_file(path: &Path, text: &str, append: bool) -> std::io::Result<()> {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .truncate(!append)
+        .open(path)?;
+    f.write_all(text.as_bytes())
+}
