@@ -7,7 +7,7 @@ use std::ffi::OsString;
 
 use crate::cli::{self, Parsed};
 use crate::config::UsageError;
-use crate::render::{files, settings, terminal};
+use crate::render::{files, settings, stdio, terminal};
 use crate::report::Note;
 use crate::role::Interrupted;
 use crate::run::{EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE};
@@ -25,11 +25,11 @@ pub fn main(args: &[OsString]) -> u8 {
     let (mut config, look) = match cli::parse(args, &affinity::allowed_cpus()) {
         Ok(Parsed::Run(c, p)) => (c, *p),
         Ok(Parsed::Help(text)) => {
-            terminal::out(&format!("{banner}{text}"));
+            stdio::out(&format!("{banner}{text}"));
             return 0;
         }
         Ok(Parsed::Version) => {
-            terminal::out(&banner);
+            stdio::out(&banner);
             return 0;
         }
         Err(e) => return usage_error(&e),
@@ -45,18 +45,18 @@ pub fn main(args: &[OsString]) -> u8 {
         config.background.pid_file.as_deref(),
     ) {
         Ok(daemon::Background::Started(pid)) => {
-            terminal::out(&format!("running in the background (pid {pid})\n"));
+            stdio::out(&format!("running in the background (pid {pid})\n"));
             return 0;
         }
         Err(e) if !daemon::in_background() => {
-            terminal::err(&format!(
+            stdio::err(&format!(
                 "ntttcp: error: the background process failed: {e}"
             ));
             return EXIT_FAILURE;
         }
         Ok(daemon::Background::Running(pid_file)) => pid_file,
         Err(e) => {
-            terminal::err(&format!("ntttcp: error: {e}"));
+            stdio::err(&format!("ntttcp: error: {e}"));
             return EXIT_FAILURE;
         }
     };
@@ -64,7 +64,7 @@ pub fn main(args: &[OsString]) -> u8 {
     let term = match terminal::Terminal::new(&config, look.clone()) {
         Ok(t) => t,
         Err(e) => {
-            terminal::err(&format!("ntttcp: error: {e}"));
+            stdio::err(&format!("ntttcp: error: {e}"));
             return EXIT_FAILURE;
         }
     };
@@ -107,6 +107,6 @@ pub fn main(args: &[OsString]) -> u8 {
 
 /// A usage error: one line on stderr, exit 2.
 fn usage_error(e: &dyn std::fmt::Display) -> u8 {
-    terminal::err(&format!("ntttcp: error: {e}"));
+    stdio::err(&format!("ntttcp: error: {e}"));
     EXIT_USAGE
 }

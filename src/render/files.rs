@@ -71,7 +71,7 @@ impl Failures {
         let line = format!("{what}: {e}");
         f.push(line.clone());
         drop(f);
-        super::terminal::err(&format!("ntttcp: error: cannot write {line}"));
+        super::stdio::err(&format!("ntttcp: error: cannot write {line}"));
     }
 }
 

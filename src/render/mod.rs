@@ -9,6 +9,7 @@ pub(crate) mod linux;
 pub(crate) mod plot;
 pub(crate) mod schema;
 pub(crate) mod settings;
+pub(crate) mod stdio;
 pub(crate) mod terminal;
 pub(crate) mod xml;
 

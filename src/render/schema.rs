@@ -78,7 +78,7 @@ impl<'a> Line<'a> {
             side,
             start_s: s.start_s,
             end_s: s.end_s,
-            bits_per_second: s.bits_per_second(),
+            bits_per_second: crate::stats::interval_bits_per_second(s),
             thread_bytes: &s.thread_bytes,
             udp_loss: s.udp_loss,
         }

@@ -11,34 +11,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::files::{Exporter, Failures};
-use super::{console, linux, schema};
+use super::{console, linux, schema, stdio};
 use crate::config::{Config, Role};
 use crate::report::{Format, Note, Presentation, Report, Side};
+use crate::stats;
 use crate::timeline::Progress;
-
-/// Writes `text` to stdout and flushes.
-pub(crate) fn out(text: &str) {
-    let _ = try_out(text);
-}
-
-/// Writes `text` to stdout and flushes; a closed stdout or a reader that went away
-/// (`| head -1`) is not an error: the output is simply not wanted any more.
-fn try_out(text: &str) -> std::io::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    let r = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
-    match r {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) if e.raw_os_error() == Some(libc::EBADF) => Ok(()),
-        other => other,
-    }
-}
-
-/// Writes one line to stderr.
-pub(crate) fn err(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
-}
 
 /// How often the run must sample its counters for what `look` shows: `--interval`, or
 /// every second for the live status line (stderr is a terminal, no -Q), the Linux
@@ -118,7 +95,7 @@ impl Terminal {
     /// stdout, and the log.
     pub(crate) fn out(&self, text: &str) {
         self.clear_status();
-        if let Err(e) = try_out(text) {
+        if let Err(e) = stdio::try_out(text) {
             self.failures.add("standard output", &e);
         }
         self.copy(text);
@@ -127,7 +104,7 @@ impl Terminal {
     /// One line on stderr, and in the log.
     pub(crate) fn err(&self, line: &str) {
         self.clear_status();
-        err(line);
+        stdio::err(line);
         self.copy(&format!("{line}\n"));
     }
 
@@ -196,7 +173,10 @@ impl Terminal {
                 let bytes: u64 = iv.thread_bytes.iter().sum();
                 let mut tp = linux::format_throughput(bytes, iv.end_s - iv.start_s);
                 if let Some(l) = iv.udp_loss {
-                    tp.push_str(&format!(", datagrams lost: {:.2}%", l.percent()));
+                    tp.push_str(&format!(
+                        ", datagrams lost: {:.2}%",
+                        stats::interval_loss_percent(&l)
+                    ));
                 }
                 if shows_status {
                     self.status(&format!("Real-time throughput: {tp}"));
@@ -205,11 +185,11 @@ impl Terminal {
                 }
             }
             (Format::Windows, Progress::Interval(iv)) => {
-                let loss = iv
-                    .udp_loss
-                    .map_or(String::new(), |l| format!("  {:.2}% lost", l.percent()));
+                let loss = iv.udp_loss.map_or(String::new(), |l| {
+                    format!("  {:.2}% lost", stats::interval_loss_percent(&l))
+                });
                 if self.look.interval.is_some() {
-                    let bps = iv.bits_per_second();
+                    let bps = stats::interval_bits_per_second(iv);
                     self.out(&format!(
                         "{who:<8} {:8.3} - {:8.3} s {:16.3} KB/s {:10.3} Gbit/s{loss}\n",
                         iv.start_s,
@@ -223,7 +203,7 @@ impl Terminal {
                     self.status(&format!(
                         "ntttcp: {who} {:.0}{total} s  {:.2} Gbit/s{loss}",
                         iv.end_s,
-                        iv.bits_per_second() / 1e9
+                        stats::interval_bits_per_second(iv) / 1e9
                     ));
                 }
             }

@@ -19,7 +19,7 @@ use crate::report::{
     Cpu, DevInterrupts, EarlyEnd, Ending, Host, Measured, Network, Params, Report, Side,
     SocketReport, Thread, ThreadCounts, Totals,
 };
-use crate::timeline::{End, Window};
+use crate::timeline::{End, IntervalLoss, IntervalSample, Window};
 
 const MB: f64 = 1024.0 * 1024.0;
 
@@ -35,6 +35,16 @@ pub(crate) fn per_second(v: f64, secs: f64) -> f64 {
 /// Bits per second of `bytes` over `secs`.
 pub(crate) fn bits_per_second(bytes: u64, secs: f64) -> f64 {
     ratio(bytes as f64 * 8.0, secs)
+}
+
+/// Total bits per second over an interval.
+pub(crate) fn interval_bits_per_second(iv: &IntervalSample) -> f64 {
+    bits_per_second(iv.thread_bytes.iter().sum(), iv.end_s - iv.start_s)
+}
+
+/// An interval's loss: lost / expected × 100.
+pub(crate) fn interval_loss_percent(l: &IntervalLoss) -> f64 {
+    ratio(l.lost as f64 * 100.0, l.expected as f64)
 }
 
 /// The report of a measured window: every figure computed once, here.
@@ -243,6 +253,23 @@ mod tests {
         assert_eq!(cut_short(End::Interrupted, None).end.early, None);
         let f = cut_short(End::Fault("sender 1.2.3.4 closed".into()), None);
         assert_eq!(f.end.early.map(|e| e.by), Some("fault"));
+    }
+
+    #[test]
+    fn interval_rates_and_loss() {
+        let iv = IntervalSample {
+            start_s: 1.0,
+            end_s: 1.5,
+            thread_bytes: vec![1_000_000, 3_000_000],
+            planned_s: None,
+            udp_loss: None,
+        };
+        assert!((interval_bits_per_second(&iv) - 64e6).abs() < 1e-6);
+        let l = IntervalLoss {
+            expected: 250,
+            lost: 10,
+        };
+        assert!((interval_loss_percent(&l) - 4.0).abs() < 1e-9);
     }
 
     #[test]

@@ -76,24 +76,6 @@ impl IntervalLoss {
             lost: expected.saturating_sub(received),
         })
     }
-
-    /// lost / expected × 100.
-    pub(crate) fn percent(&self) -> f64 {
-        self.lost as f64 * 100.0 / self.expected as f64
-    }
-}
-
-impl IntervalSample {
-    /// Total bits per second over the interval.
-    pub(crate) fn bits_per_second(&self) -> f64 {
-        let secs = self.end_s - self.start_s;
-        let bytes: u64 = self.thread_bytes.iter().sum();
-        if secs > 0.0 {
-            bytes as f64 * 8.0 / secs
-        } else {
-            0.0
-        }
-    }
 }
 
 impl Plan {
