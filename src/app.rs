@@ -32,6 +32,10 @@ pub fn main(args: &[OsString]) -> u8 {
             stdio::out(&banner);
             return 0;
         }
+        Ok(Parsed::Generated(text)) => {
+            stdio::out(&text);
+            return 0;
+        }
         Err(e) => return usage_error(&e),
     };
     if let Err(e) = cli::host::check_on_this_host(&mut config) {

@@ -3,8 +3,9 @@
 //! wire-compatible with ntttcp-for-linux's sync protocol.
 //!
 //! The binary is the product; this library is its inside, public only where `main`
-//! enters (`main`, the exit statuses). The floors, each importing only from below:
-//! * `app` — the command: parse, check outputs, detach, run, exit status.
+//! enters (`main`, which returns the documented exit status). The floors, each importing
+//! only from below:
+//! * `app` — the command: parse, check the host and outputs, detach, run, exit status.
 //! * `run` — one run of a role (both for `--loopback`) and the outcome's exit status.
 //! * `sender`, `receiver` — each role's story: set up, handshake, timeline, report.
 //! * `render` — every output: tables, log lines, JSON/XML, plots; `terminal` writes them.
@@ -38,4 +39,3 @@ mod sys;
 mod timeline;
 
 pub use app::main;
-pub use run::{EXIT_BELOW_MIN, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};

@@ -38,17 +38,17 @@ impl Outcome {
 }
 
 /// Exit status: the test ran its planned length (or, in continuous mode, until stopped).
-pub const EXIT_OK: u8 = 0;
+pub(crate) const EXIT_OK: u8 = 0;
 /// Exit status: a runtime failure (peer unreachable or lost, handshake refused, port in
 /// use, a test the peer ended before its planned length, an output that could not be
 /// written).
-pub const EXIT_FAILURE: u8 = 1;
+pub(crate) const EXIT_FAILURE: u8 = 1;
 /// Exit status: a usage error.
-pub const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 /// Exit status: interrupted by Ctrl+C or SIGTERM.
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 /// Exit status: the test completed but its throughput was below `--min-throughput`.
-pub const EXIT_BELOW_MIN: u8 = 3;
+pub(crate) const EXIT_BELOW_MIN: u8 = 3;
 
 /// The exit status for a run that measured something: a failure (or a stall longer than
 /// `max_stall`) beats an interruption beats a throughput below `min_bps` (bits/s) beats success. The floor is checked against the

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use crate::util::{Ports, ports_in, run};
+use std::process::Command;
+
+use crate::util::{Ports, Scratch, ports_in, run};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -14,11 +16,80 @@ fn help_and_version_exit_zero() {
     assert!(o.stdout.contains("--no-sync") && o.stdout.contains("--ns"));
     let o = run("-h", LIMIT);
     assert_eq!(o.code(), Some(0));
+    // NTttcp's own ways to ask, on either dialect's line.
+    for line in [
+        "-?",
+        "/?",
+        "-s -m 1,*,127.0.0.1 -ns -h",
+        "-s -m 1,*,127.0.0.1 -ns -?",
+    ] {
+        let o = run(line, LIMIT);
+        assert_eq!(o.code(), Some(0), "{line}: {o:?}");
+        assert!(o.stdout.contains("Dialects:"), "{line}: {}", o.stdout);
+    }
     let o = run("--version", LIMIT);
     assert_eq!(o.code(), Some(0));
     // One line, one name.
     let want = format!("ntttcp {} (NTttcp-compatible)\n", env!("CARGO_PKG_VERSION"));
     assert_eq!(o.stdout, want);
+}
+
+#[test]
+fn the_man_page_and_completions_come_from_the_binary() {
+    let dir = Scratch::new("generate");
+    let write = |kind: &str| {
+        let o = run(&format!("--generate {kind}"), LIMIT);
+        assert_eq!(o.code(), Some(0), "{kind}: {o:?}");
+        assert!(
+            !o.stdout.contains("NTttcp-compatible\n"),
+            "{kind}: no banner"
+        );
+        let path = dir.file(kind);
+        std::fs::write(&path, &o.stdout).unwrap();
+        (path, o.stdout)
+    };
+    // The man page renders (man -l, as a user reads a local file) and lists the flags.
+    let (man, _) = write("man");
+    let page = Command::new("man")
+        .arg("-l")
+        .arg(&man)
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "100")
+        .output()
+        .expect("man is installed (man-db)");
+    assert!(page.status.success(), "{page:?}");
+    let text = String::from_utf8_lossy(&page.stdout);
+    for want in [
+        "NAME",
+        "ntttcp",
+        "--loopback",
+        "--generate",
+        "--min-throughput",
+    ] {
+        assert!(
+            text.contains(want),
+            "{want} missing from the man page:\n{text}"
+        );
+    }
+    // The bash completion is valid bash and completes our flags; the others name them.
+    let (bash, script) = write("complete-bash");
+    let syntax = Command::new("bash").arg("-n").arg(&bash).output().unwrap();
+    assert!(syntax.status.success(), "{syntax:?}");
+    assert!(
+        script.contains("--loopback") && script.contains("_ntttcp"),
+        "{script}"
+    );
+    for kind in ["complete-zsh", "complete-fish", "complete-powershell"] {
+        let (_, script) = write(kind);
+        assert!(script.contains("loopback"), "{kind}: {script}");
+    }
+    let bad = run("--generate troff", LIMIT);
+    assert_eq!(bad.code(), Some(2), "{bad:?}");
+    assert!(
+        bad.stderr.contains("possible values: man, complete-bash"),
+        "{}",
+        bad.stderr
+    );
 }
 
 #[test]

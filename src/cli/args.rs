@@ -309,7 +309,25 @@ pub(crate) struct Cli {
     /// Print version information.
     #[arg(long = "version", action = clap::ArgAction::Version)]
     pub version: Option<bool>,
+
+    /// Print the man page (man) or a shell completion script (complete-bash,
+    /// complete-zsh, complete-fish, complete-powershell) and exit.
+    #[arg(
+        long = "generate",
+        value_name = "KIND",
+        value_parser = PossibleValuesParser::new(GENERATE)
+    )]
+    pub generate: Option<String>,
 }
+
+/// What `--generate` writes.
+pub(crate) const GENERATE: [&str; 5] = [
+    "man",
+    "complete-bash",
+    "complete-zsh",
+    "complete-fish",
+    "complete-powershell",
+];
 
 /// `--format`'s value (one of the possible values clap lists and checks).
 fn format_of(s: String) -> Format {

@@ -30,6 +30,30 @@ pub(crate) enum Parsed {
     Help(String),
     /// `--version`: print the version line and exit 0.
     Version,
+    /// `--generate`: print this text (a man page, a completion script) as it is.
+    Generated(String),
+}
+
+/// The man page or a completion script, from the same clap definition as the parser.
+fn generate(kind: &str) -> String {
+    use clap_complete::Shell;
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    let shell = match kind {
+        "complete-bash" => Some(Shell::Bash),
+        "complete-zsh" => Some(Shell::Zsh),
+        "complete-fish" => Some(Shell::Fish),
+        "complete-powershell" => Some(Shell::PowerShell),
+        _ => None,
+    };
+    match shell {
+        Some(shell) => clap_complete::generate(shell, &mut cmd, "ntttcp", &mut out),
+        // Writing into a Vec cannot fail.
+        None => clap_mangen::Man::new(cmd)
+            .render(&mut out)
+            .unwrap_or_default(),
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Parses a whole command line (program name first). `cpus` are the CPU numbers this
@@ -57,6 +81,9 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
         }
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| UsageError(one_line(&e.to_string())))?;
+    if let Some(kind) = &cli.generate {
+        return Ok(Parsed::Generated(generate(kind)));
+    }
     let file = |p: &Option<std::path::PathBuf>, long: &str| {
         let flag = typed_flag(long, &normalized);
         p.as_ref()
@@ -86,19 +113,26 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
     Ok(Parsed::Run(Box::new(config), Box::new(presentation)))
 }
 
-/// clap's first line ("error: ...") without the usage and tip lines that follow it.
+/// clap's first line ("error: ...") without the usage lines that follow it, keeping a
+/// list of possible values and a "did you mean" tip.
 fn one_line(rendered: &str) -> String {
     let first = rendered.lines().next().unwrap_or("invalid command line");
-    let first = first.trim_start_matches("error: ").trim();
+    let mut out = first.trim_start_matches("error: ").trim().to_string();
+    let line = |prefix: &str| {
+        rendered
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(prefix))
+    };
     // A value outside a fixed list: clap lists the list on a line of its own.
-    match rendered
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("[possible values:"))
-    {
-        Some(values) => format!("{first} {values}"),
-        None => first.to_string(),
+    if let Some(values) = line("[possible values:") {
+        out = format!("{out} {values}");
     }
+    // A misspelled flag: clap's "did you mean".
+    if let Some(tip) = line("tip: a similar") {
+        out = format!("{out} ({tip})");
+    }
+    out
 }
 
 /// The spelling the user typed for the flag whose long name is `long`: the Windows token

@@ -16,7 +16,7 @@ fn parse_line(line: &str) -> Result<Config, UsageError> {
             Ok(*c)
         }
         Parsed::Help(t) => panic!("unexpected help output: {t}"),
-        Parsed::Version => panic!("unexpected version output"),
+        Parsed::Version | Parsed::Generated(_) => panic!("unexpected version output"),
     }
 }
 
@@ -223,6 +223,10 @@ fn usage_errors_name_the_flag_and_value() {
             ],
         ),
         ("-s 10.0.0.5 --io fast", &["'fast'", "blocking, async"]),
+        (
+            "-s 10.0.0.5 --duraton 5",
+            &["'--duraton'", "a similar argument exists: '--duration'"],
+        ),
         ("-r -m 0,*,127.0.0.1", &["0,*,127.0.0.1", "-m"]),
         ("-r -m 8,99,127.0.0.1", &["-m", "CPU 99", "0-1"]),
         ("-s 10.0.0.5 -t abc", &["'abc'", "'-t'"]),

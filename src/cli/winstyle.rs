@@ -146,6 +146,13 @@ pub(crate) fn normalize(args: &[OsString], long_names: &[String]) -> Result<Norm
     };
     let (forced, rest) = take_dialect(rest)?;
     let dialect = forced.unwrap_or_else(|| detect(&rest));
+    // `-?` and `/?` ask for help on either dialect's line (as NTttcp's own do), and so does
+    // `-h` on a Windows line.
+    let asks_help = |a: &str| a == "-?" || a == "/?" || (dialect == Dialect::Windows && a == "-h");
+    let rest: Vec<String> = rest
+        .into_iter()
+        .map(|a| if asks_help(&a) { "--help".into() } else { a })
+        .collect();
     let mut spelled = Vec::new();
     let rewritten = match dialect {
         Dialect::Linux => linux(rest, long_names, &mut spelled)?,
@@ -292,6 +299,22 @@ mod tests {
             .skip(1)
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
+    }
+
+    #[test]
+    fn question_marks_ask_for_help_in_either_dialect() {
+        for line in [
+            "-?",
+            "/?",
+            "-s 1.2.3.4 -?",
+            "-s -m 1,*,1.2.3.4 -ns /?",
+            "-s -m 1,*,1.2.3.4 -ns -h",
+        ] {
+            let n = norm(line).unwrap();
+            assert!(n.args.iter().any(|a| a == "--help"), "{line}: {:?}", n.args);
+        }
+        // On a Linux line -h is clap's own short help flag, left as typed.
+        assert_eq!(norm("-h").unwrap().args[1], "-h");
     }
 
     #[test]

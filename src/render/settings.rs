@@ -142,7 +142,7 @@ mod tests {
             .collect();
         match parse(&args, &[0, 1]).unwrap() {
             Parsed::Run(c, _) => *c,
-            Parsed::Help(_) | Parsed::Version => unreachable!(),
+            Parsed::Help(_) | Parsed::Version | Parsed::Generated(_) => unreachable!(),
         }
     }
 
