@@ -8,6 +8,7 @@ mod cli;
 mod conformance;
 mod control;
 mod faults;
+mod install;
 mod loopback;
 mod netns;
 mod outputs;

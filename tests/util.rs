@@ -99,6 +99,11 @@ pub(crate) fn spawn_unread(label: &str, args: &str) -> Proc {
     start_reading(Command::new(bin()), label, args, false)
 }
 
+/// Starts `cmd` (which must end by running ntttcp) with ntttcp's `args` appended.
+pub(crate) fn spawn_command(label: &str, cmd: Command, args: &str) -> Proc {
+    start(cmd, label, args)
+}
+
 fn start(cmd: Command, label: &str, args: &str) -> Proc {
     start_reading(cmd, label, args, true)
 }
