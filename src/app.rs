@@ -14,9 +14,14 @@ use crate::run::{EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::stop::{self, Flag};
 use crate::sys::{affinity, daemon};
 
-/// The one line `--version` prints and the human formats start with.
+/// The one line `--version` prints and the human formats start with: the version, and
+/// the git commit when built from a checkout.
 pub(crate) fn banner() -> String {
-    format!("ntttcp {} (NTttcp-compatible)\n", env!("CARGO_PKG_VERSION"))
+    let commit = option_env!("NTTTCP_GIT_COMMIT").map_or(String::new(), |c| format!(" {c}"));
+    format!(
+        "ntttcp {}{commit} (NTttcp-compatible)\n",
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// Runs the command line `args` (program name first) and returns its exit status.

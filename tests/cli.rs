@@ -14,8 +14,36 @@ fn help_and_version_exit_zero() {
     assert_eq!(o.code(), Some(0));
     assert!(o.stdout.contains("Dialects:"), "{}", o.stdout);
     assert!(o.stdout.contains("--no-sync") && o.stdout.contains("--ns"));
+    // --help: every flag under its heading, the Windows spellings as typed, the exit
+    // statuses; -h: the common flags and where the rest is.
+    for want in [
+        "Roles and hosts:",
+        "Socket options:",
+        "Rate limits:",
+        "--dialect <DIALECT>",
+    ] {
+        assert!(o.stdout.contains(want), "{want}: {}", o.stdout);
+    }
+    for want in [
+        "-wu    --warmup",
+        "-ndl   --no-delay",
+        "-to    --timeout-ms",
+        "3 below --min-throughput",
+    ] {
+        assert!(o.stdout.contains(want), "{want}: {}", o.stdout);
+    }
     let o = run("-h", LIMIT);
     assert_eq!(o.code(), Some(0));
+    assert!(
+        o.stdout.contains("--loopback") && o.stdout.contains("ntttcp --help"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        !o.stdout.contains("--show-tcp-retrans"),
+        "-h is the short page: {}",
+        o.stdout
+    );
     // NTttcp's own ways to ask, on either dialect's line.
     for line in [
         "-?",
@@ -29,8 +57,19 @@ fn help_and_version_exit_zero() {
     }
     let o = run("--version", LIMIT);
     assert_eq!(o.code(), Some(0));
-    // One line, one name.
-    let want = format!("ntttcp {} (NTttcp-compatible)\n", env!("CARGO_PKG_VERSION"));
+    // One line, one name, and the commit when built from a git checkout.
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|g| g.status.success())
+        .map(|g| format!(" {}", String::from_utf8_lossy(&g.stdout).trim()));
+    let want = format!(
+        "ntttcp {}{} (NTttcp-compatible)\n",
+        env!("CARGO_PKG_VERSION"),
+        commit.unwrap_or_default()
+    );
     assert_eq!(o.stdout, want);
 }
 

@@ -11,6 +11,26 @@ use super::values::{ByteSize, Mapping, Rate, SockBuf};
 use crate::config::IoMode;
 use crate::report::Format;
 
+/// Under `-h`: where the rest is.
+const AFTER_SHORT_HELP: &str = "\
+The flags people use most; every flag, grouped, with the Windows NTttcp spellings and the
+exit statuses: ntttcp --help (or man ntttcp, after ntttcp --generate man).
+
+Examples:
+  receiver:  ntttcp -r -m 4,*,10.0.0.5 -t 300
+  sender:    ntttcp -s -m 4,*,10.0.0.5 -t 300
+  one host:  ntttcp --loopback -t 5
+
+Exit status: 0 completed, 1 failure, 2 usage error, 3 below --min-throughput, 130 interrupted.";
+
+/// Under `--help`: dialects, examples, exit statuses, and the Windows spellings.
+fn after_long_help() -> String {
+    format!(
+        "{AFTER_HELP}\n\nWindows NTttcp spellings (one dash, any letter case), and what they mean here:\n{}",
+        super::winstyle::spellings()
+    )
+}
+
 const AFTER_HELP: &str = "\
 Dialects: a line is read as Windows NTttcp when it contains a Windows-only spelling
 (-ns, -wu, -cd, -sb, -rb, -ndl, -nic, -xml, -hpt, -to, -sp, ...; any letter case), and
@@ -38,71 +58,91 @@ interrupted by Ctrl+C, SIGTERM or SIGHUP (results printed).";
     version,
     disable_version_flag = true,
     args_override_self = true,
-    after_help = AFTER_HELP,
+    after_help = AFTER_SHORT_HELP,
+    after_long_help = after_long_help(),
     max_term_width = 100
 )]
 pub(crate) struct Cli {
     /// Receiver role (the default), optionally with the local address to listen on.
     #[arg(short = 'r', long = "receiver", value_name = "ADDR", num_args = 0..=1,
-          conflicts_with = "sender")]
+          conflicts_with = "sender", help_heading = "Roles and hosts")]
     pub receiver: Option<Option<String>>,
 
     /// Sender role, with the receiver's address (attached `-s10.0.0.5` or separate).
-    #[arg(short = 's', long = "sender", value_name = "ADDR", num_args = 0..=1)]
+    #[arg(short = 's', long = "sender", value_name = "ADDR", num_args = 0..=1, help_heading = "Roles and hosts")]
     pub sender: Option<Option<String>>,
 
     /// Run both roles in this process over the loopback interface (no second host).
-    #[arg(long, conflicts_with_all = ["receiver", "sender"])]
+    #[arg(long, conflicts_with_all = ["receiver", "sender"], help_heading = "Roles and hosts")]
     pub loopback: bool,
 
     /// Mapping THREADS,CPU|*,HOST; several may follow one -m. THREADS receiver ports (one
     /// sender thread each), pinned to CPU or spread over all CPUs with `*`.
     #[arg(short = 'm', long = "mapping", value_name = "N,CPU,HOST", num_args = 1..,
-          action = clap::ArgAction::Set)]
+          action = clap::ArgAction::Set, help_heading = "Roles and hosts")]
     pub mapping: Vec<Mapping>,
 
     /// Number of receiver ports [Linux; default 16]. The later of -P and -m sets it.
     #[arg(short = 'P', long = "ports", value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=512))]
+          value_parser = clap::value_parser!(u32).range(1..=512), help_heading = "Streams")]
     pub ports: Option<u32>,
 
     /// Sender threads per receiver port [Linux; default 4, 1 with -m].
     #[arg(short = 'n', long = "threads", value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=25600))]
+          value_parser = clap::value_parser!(u32).range(1..=25600), help_heading = "Streams")]
     pub threads: Option<u32>,
 
     /// Connections per sender thread [Linux; default 1].
     #[arg(short = 'l', long = "connections", value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=1000))]
+          value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = "Streams")]
     pub connections: Option<u32>,
 
     /// Base data port; the sync port is one below it [default 5001].
-    #[arg(short = 'p', long = "port", value_name = "PORT")]
+    #[arg(
+        short = 'p',
+        long = "port",
+        value_name = "PORT",
+        help_heading = "Streams"
+    )]
     pub port: Option<u16>,
 
     /// Bytes per send()/recv() call, K/M/G = 1024-based [sender 128K, receiver 64K;
     /// UDP: the datagram size, default the largest that fits the path MTU].
-    #[arg(short = 'b', long = "buffer", value_name = "SIZE")]
+    #[arg(
+        short = 'b',
+        long = "buffer",
+        value_name = "SIZE",
+        help_heading = "Streams"
+    )]
     pub buffer: Option<ByteSize>,
 
     /// UDP data (the sync channel stays TCP): the receiver reports loss, duplicates,
     /// reordering and jitter from each datagram's sequence number and timestamp.
-    #[arg(short = 'u', long = "udp")]
+    #[arg(short = 'u', long = "udp", help_heading = "UDP")]
     pub udp: bool,
 
     /// Sender: send from an in-memory file with sendfile() (zero-copy; changes what is
     /// measured, and every report says so).
-    #[arg(short = 'Z', long = "sendfile")]
+    #[arg(
+        short = 'Z',
+        long = "sendfile",
+        help_heading = "Socket options",
+        hide_short_help = true
+    )]
     pub sendfile: bool,
 
     /// Receiver: discard received data with MSG_TRUNC instead of copying it (changes
     /// what is measured, and every report says so).
-    #[arg(long = "skip-rx-copy")]
+    #[arg(
+        long = "skip-rx-copy",
+        help_heading = "Socket options",
+        hide_short_help = true
+    )]
     pub skip_rx_copy: bool,
 
     /// UDP: one datagram per system call, without the kernel's segmentation offload (GSO)
     /// on the sender and coalescing (GRO) on the receiver.
-    #[arg(long = "no-udp-offload")]
+    #[arg(long = "no-udp-offload", help_heading = "UDP", hide_short_help = true)]
     pub no_udp_offload: bool,
 
     /// Warm-up seconds: traffic flows but is not counted.
@@ -110,12 +150,19 @@ pub(crate) struct Cli {
         short = 'W',
         long = "warmup",
         visible_alias = "wu",
-        value_name = "SECS"
+        value_name = "SECS",
+        help_heading = "Timing",
+        hide_short_help = true
     )]
     pub warmup: Option<u32>,
 
     /// Test duration in seconds; 0 = continuous until Ctrl+C [default 60].
-    #[arg(short = 't', long = "duration", value_name = "SECS")]
+    #[arg(
+        short = 't',
+        long = "duration",
+        value_name = "SECS",
+        help_heading = "Timing"
+    )]
     pub duration: Option<u32>,
 
     /// Cool-down seconds: traffic keeps flowing after counting stops.
@@ -123,63 +170,127 @@ pub(crate) struct Cli {
         short = 'C',
         long = "cooldown",
         visible_alias = "cd",
-        value_name = "SECS"
+        value_name = "SECS",
+        help_heading = "Timing",
+        hide_short_help = true
     )]
     pub cooldown: Option<u32>,
 
     /// No sync handshake: each side times itself (needed against Windows NTttcp).
-    #[arg(short = 'N', long = "no-sync", visible_alias = "ns")]
+    #[arg(
+        short = 'N',
+        long = "no-sync",
+        visible_alias = "ns",
+        help_heading = "Sync and serving"
+    )]
     pub no_sync: bool,
 
     /// Windows sync: the receiver hands out data ports over the base port (-sp).
-    #[arg(long = "sync-ports", visible_alias = "sp")]
+    #[arg(
+        long = "sync-ports",
+        visible_alias = "sp",
+        help_heading = "Sync and serving",
+        hide_short_help = true
+    )]
     pub sync_ports: bool,
 
     /// Use IPv6 defaults (bind `::`, loopback `::1`).
-    #[arg(short = '6', long = "ipv6")]
+    #[arg(
+        short = '6',
+        long = "ipv6",
+        help_heading = "Roles and hosts",
+        hide_short_help = true
+    )]
     pub ipv6: bool,
 
     /// Receiver: use epoll (accepted for compatibility; the receiver always multiplexes
     /// with epoll).
-    #[arg(short = 'e', long = "epoll")]
+    #[arg(
+        short = 'e',
+        long = "epoll",
+        help_heading = "Sync and serving",
+        hide_short_help = true
+    )]
     pub epoll: bool,
 
     /// Quiet: no live progress lines.
-    #[arg(short = 'Q', long = "quiet")]
+    #[arg(
+        short = 'Q',
+        long = "quiet",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub quiet: bool,
 
     /// Verbose: print the settings and progress notes (on stderr).
-    #[arg(short = 'V', long = "verbose", short_alias = 'v')]
+    #[arg(
+        short = 'V',
+        long = "verbose",
+        short_alias = 'v',
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub verbose: bool,
 
     /// Omit the per-thread table.
-    #[arg(long = "hide-per-thread", visible_alias = "hpt")]
+    #[arg(
+        long = "hide-per-thread",
+        visible_alias = "hpt",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub hide_per_thread: bool,
 
     /// Receiver: multi-client mode; the test starts when the sender with -L arrives.
-    #[arg(short = 'M', long = "multi-client")]
+    #[arg(
+        short = 'M',
+        long = "multi-client",
+        help_heading = "Sync and serving",
+        hide_short_help = true
+    )]
     pub multi_client: bool,
 
     /// Sender: I am the last client of a multi-client test (receiver runs -M).
-    #[arg(short = 'L', long = "last-client")]
+    #[arg(
+        short = 'L',
+        long = "last-client",
+        help_heading = "Sync and serving",
+        hide_short_help = true
+    )]
     pub last_client: bool,
 
     /// Receiver: hold; serve one test after another until Ctrl+C or SIGTERM.
-    #[arg(short = 'H', long = "hold")]
+    #[arg(
+        short = 'H',
+        long = "hold",
+        help_heading = "Sync and serving",
+        hide_short_help = true
+    )]
     pub hold: bool,
 
     /// Run in the background (the parent prints the PID and exits 0).
-    #[arg(short = 'D', long = "daemon")]
+    #[arg(
+        short = 'D',
+        long = "daemon",
+        help_heading = "Sync and serving",
+        hide_short_help = true
+    )]
     pub daemon: bool,
 
     /// With -D: write the daemon's PID to this file.
-    #[arg(long = "pid-file", value_name = "PATH", requires = "daemon")]
+    #[arg(
+        long = "pid-file",
+        value_name = "PATH",
+        requires = "daemon",
+        help_heading = "Sync and serving",
+        hide_short_help = true
+    )]
     pub pid_file: Option<std::path::PathBuf>,
 
     /// Deadline in seconds for connecting, each handshake step and data silence during a
     /// test [default 10].
     #[arg(long = "timeout", value_name = "SECS",
-          value_parser = clap::value_parser!(u32).range(1..=86400))]
+          value_parser = clap::value_parser!(u32).range(1..=86400), help_heading = "Timing")]
     pub timeout: Option<u32>,
 
     /// The same deadline in milliseconds (Windows `-to`; 0 means one hour).
@@ -187,50 +298,64 @@ pub(crate) struct Cli {
         long = "timeout-ms",
         value_name = "MS",
         hide = true,
-        conflicts_with = "timeout"
+        conflicts_with = "timeout",
+        help_heading = "Timing",
+        hide_short_help = true
     )]
     pub timeout_ms: Option<u64>,
 
     /// Write the ntttcp-for-linux XML result file [default ntttcp-for-linux-log.xml].
     #[arg(short = 'x', long = "xml", value_name = "FILE", num_args = 0..=1,
-          default_missing_value = "ntttcp-for-linux-log.xml")]
+          default_missing_value = "ntttcp-for-linux-log.xml", help_heading = "Output", hide_short_help = true)]
     pub xml: Option<std::path::PathBuf>,
 
     /// Write the ntttcp-for-linux JSON result file [default ntttcp-for-linux-log.json].
     #[arg(short = 'j', long = "json", value_name = "FILE", num_args = 0..=1,
-          default_missing_value = "ntttcp-for-linux-log.json")]
+          default_missing_value = "ntttcp-for-linux-log.json", help_heading = "Output", hide_short_help = true)]
     pub json: Option<std::path::PathBuf>,
 
     /// Copy the console output to a file [default ntttcp-for-linux-log.log].
     #[arg(short = 'O', long = "log", value_name = "FILE", num_args = 0..=1,
-          default_missing_value = "ntttcp-for-linux-log.log")]
+          default_missing_value = "ntttcp-for-linux-log.log", help_heading = "Output", hide_short_help = true)]
     pub log: Option<std::path::PathBuf>,
 
     /// Append the Windows NTttcp XML result (Windows -xml) [default xml.txt].
     #[arg(long = "xml-windows", value_name = "FILE", num_args = 0..=1,
-          default_missing_value = "xml.txt")]
+          default_missing_value = "xml.txt", help_heading = "Output", hide_short_help = true)]
     pub xml_windows: Option<std::path::PathBuf>,
 
     /// Sender: bind every data and sync socket to this local address, and to the
     /// interface that owns it (Windows -nic).
-    #[arg(short = 'a', long = "source-address", value_name = "ADDR")]
+    #[arg(
+        short = 'a',
+        long = "source-address",
+        value_name = "ADDR",
+        help_heading = "Roles and hosts",
+        hide_short_help = true
+    )]
     pub source_address: Option<IpAddr>,
 
     /// Sender: pin source ports starting at PORT (bare -f: 25001); connection i of
     /// thread k uses PORT + k*l + i.
     #[arg(short = 'f', long = "source-port", value_name = "PORT", num_args = 0..=1,
-          default_missing_value = "25001")]
+          default_missing_value = "25001", help_heading = "Roles and hosts", hide_short_help = true)]
     pub source_port: Option<u16>,
 
     /// TCP_NODELAY on the data connections (Windows -ndl).
-    #[arg(long = "no-delay")]
+    #[arg(
+        long = "no-delay",
+        help_heading = "Socket options",
+        hide_short_help = true
+    )]
     pub no_delay: bool,
 
     /// SO_SNDBUF of the data sockets, K/M/G = 1024 (Windows -sb; -1 = kernel default).
     #[arg(
         long = "send-buffer",
         value_name = "SIZE",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        help_heading = "Socket options",
+        hide_short_help = true
     )]
     pub send_buffer: Option<SockBuf>,
 
@@ -238,36 +363,65 @@ pub(crate) struct Cli {
     #[arg(
         long = "recv-buffer",
         value_name = "SIZE",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        help_heading = "Socket options",
+        hide_short_help = true
     )]
     pub recv_buffer: Option<SockBuf>,
 
     /// Sender: limit the total rate to RATE bits/s (K/M/G = 1000), all threads together.
-    #[arg(short = 'B', long = "bandwidth", value_name = "RATE")]
+    #[arg(
+        short = 'B',
+        long = "bandwidth",
+        value_name = "RATE",
+        help_heading = "Rate limits"
+    )]
     pub bandwidth: Option<Rate>,
 
     /// Sender: kernel pacing, RATE bits/s over all connections (SO_MAX_PACING_RATE).
     #[arg(
         long = "fq-rate-limit",
         value_name = "RATE",
-        conflicts_with = "bandwidth"
+        conflicts_with = "bandwidth",
+        help_heading = "Rate limits",
+        hide_short_help = true
     )]
     pub fq_rate_limit: Option<Rate>,
 
     /// Sender: limit each thread to this many KB/s (KB = 1024 bytes; Windows -thr).
-    #[arg(long = "thread-throttle", value_name = "KBPS", hide = true)]
+    #[arg(
+        long = "thread-throttle",
+        value_name = "KBPS",
+        hide = true,
+        help_heading = "Rate limits",
+        hide_short_help = true
+    )]
     pub thread_throttle: Option<f64>,
 
     /// Report the TCP retransmit counters of /proc/net/netstat (per second).
-    #[arg(long = "show-tcp-retrans")]
+    #[arg(
+        long = "show-tcp-retrans",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub show_tcp_retrans: bool,
 
     /// Report the packets sent and received on interface IF.
-    #[arg(long = "show-nic-packets", value_name = "IF")]
+    #[arg(
+        long = "show-nic-packets",
+        value_name = "IF",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub show_nic_packets: Option<String>,
 
     /// Report the interrupts on /proc/interrupts lines containing STR.
-    #[arg(long = "show-dev-interrupts", value_name = "STR")]
+    #[arg(
+        long = "show-dev-interrupts",
+        value_name = "STR",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub show_dev_interrupts: Option<String>,
 
     /// Output: windows (NTttcp tables), linux (ntttcp-for-linux log lines), json (one
@@ -275,25 +429,34 @@ pub(crate) struct Cli {
     #[arg(
         long = "format",
         value_name = "FORMAT",
-        value_parser = PossibleValuesParser::new(["windows", "linux", "json", "jsonl"]).map(format_of)
-    )]
+        value_parser = PossibleValuesParser::new(["windows", "linux", "json", "jsonl"]).map(format_of), help_heading = "Output")]
     pub format: Option<Format>,
 
     /// Report throughput every SECS seconds during the measurement.
-    #[arg(long = "interval", value_name = "SECS", value_parser = parse_interval)]
+    #[arg(long = "interval", value_name = "SECS", value_parser = parse_interval, help_heading = "Output", hide_short_help = true)]
     pub interval: Option<Duration>,
 
     /// Draw throughput per interval (total and per thread) into an SVG file.
-    #[arg(long = "plot", value_name = "FILE.svg")]
+    #[arg(
+        long = "plot",
+        value_name = "FILE.svg",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub plot: Option<std::path::PathBuf>,
 
     /// After printing, exit 3 if the throughput is below RATE (bits/s; 5G, 500M).
-    #[arg(long = "min-throughput", value_name = "RATE")]
+    #[arg(
+        long = "min-throughput",
+        value_name = "RATE",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub min_throughput: Option<Rate>,
 
     /// After printing, exit 1 if no data moved for longer than SECS at any one time during
     /// the measurement (stalls are tracked every 0.1 s).
-    #[arg(long = "max-stall", value_name = "SECS", value_parser = parse_interval)]
+    #[arg(long = "max-stall", value_name = "SECS", value_parser = parse_interval, help_heading = "Output", hide_short_help = true)]
     pub max_stall: Option<Duration>,
 
     /// Data path of sender workers: auto (blocking for one connection per thread), blocking
@@ -306,8 +469,14 @@ pub(crate) struct Cli {
     )]
     pub io: Option<IoMode>,
 
+    /// Read the line as this dialect instead of detecting it: linux (ntttcp-for-linux
+    /// 1.4.3) or windows (Windows NTttcp).
+    #[arg(long = "dialect", value_name = "DIALECT",
+          value_parser = PossibleValuesParser::new(["linux", "windows"]), help_heading = "Roles and hosts", hide_short_help = true)]
+    pub dialect: Option<String>,
+
     /// Print version information.
-    #[arg(long = "version", action = clap::ArgAction::Version)]
+    #[arg(long = "version", action = clap::ArgAction::Version, help_heading = "Output", hide_short_help = true)]
     pub version: Option<bool>,
 
     /// Print the man page (man) or a shell completion script (complete-bash,
@@ -315,8 +484,7 @@ pub(crate) struct Cli {
     #[arg(
         long = "generate",
         value_name = "KIND",
-        value_parser = PossibleValuesParser::new(GENERATE)
-    )]
+        value_parser = PossibleValuesParser::new(GENERATE), help_heading = "Output", hide_short_help = true)]
     pub generate: Option<String>,
 }
 

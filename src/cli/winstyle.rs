@@ -115,6 +115,20 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
     unsupported("hv", Arity::None, "Hyper-V sockets"),
 ];
 
+/// The Windows NTttcp spellings as typed, each with the flag it means here (or why it is
+/// refused), for `--help`.
+pub(crate) fn spellings() -> String {
+    let mut out = String::new();
+    for f in WINDOWS_FLAGS {
+        let line = match f.long {
+            Some(long) => format!("  -{:<5} --{long}\n", f.name),
+            None => format!("  -{:<5} not supported: {}\n", f.name, f.what),
+        };
+        out.push_str(&line);
+    }
+    out
+}
+
 /// The result of normalizing one command line.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Normalized {
