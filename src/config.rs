@@ -200,6 +200,8 @@ pub(crate) struct Source {
     pub device: Option<String>,
     /// Pin source ports from here (`-f`): connection i of thread k uses `port + k·l + i`.
     pub port: Option<u16>,
+    /// How the address flag was typed (`-a`, `-nic`), for messages.
+    pub flag: String,
 }
 
 /// Switches of one role.

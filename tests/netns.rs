@@ -477,10 +477,11 @@ fn sender_resolves_host_names_over_ipv4_and_ipv6() {
         );
         assert!(rd["reports"][0]["totals"]["bytes"].as_u64().unwrap() > 0);
     }
-    // A name nobody knows: one line naming it, at once.
+    // A name nobody knows: one line naming it, at once, and a usage error (exit 2) as a
+    // receiver address that is not one of the host's own is.
     let o = spawn_in(&h.a, "sender", "-s nosuch.ntttcp.invalid -P 1 -p @31 -t 1")
         .wait(Duration::from_secs(20));
-    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert_eq!(o.code(), Some(2), "{o:?}");
     assert!(
         o.stderr
             .contains("cannot resolve receiver address 'nosuch.ntttcp.invalid'"),

@@ -152,8 +152,7 @@ pub(crate) struct Cli {
         visible_alias = "wu",
         value_name = "SECS",
         help_heading = "Timing",
-        hide_short_help = true
-    )]
+        hide_short_help = true, allow_negative_numbers = true, value_parser = parse_secs)]
     pub warmup: Option<u32>,
 
     /// Test duration in seconds; 0 = continuous until Ctrl+C [default 60].
@@ -161,8 +160,7 @@ pub(crate) struct Cli {
         short = 't',
         long = "duration",
         value_name = "SECS",
-        help_heading = "Timing"
-    )]
+        help_heading = "Timing", allow_negative_numbers = true, value_parser = parse_secs)]
     pub duration: Option<u32>,
 
     /// Cool-down seconds: traffic keeps flowing after counting stops.
@@ -172,8 +170,7 @@ pub(crate) struct Cli {
         visible_alias = "cd",
         value_name = "SECS",
         help_heading = "Timing",
-        hide_short_help = true
-    )]
+        hide_short_help = true, allow_negative_numbers = true, value_parser = parse_secs)]
     pub cooldown: Option<u32>,
 
     /// No sync handshake: each side times itself (needed against Windows NTttcp).
@@ -298,6 +295,8 @@ pub(crate) struct Cli {
         long = "timeout-ms",
         value_name = "MS",
         hide = true,
+        allow_negative_numbers = true,
+        value_parser = parse_ms,
         conflicts_with = "timeout",
         help_heading = "Timing",
         hide_short_help = true
@@ -505,6 +504,18 @@ fn format_of(s: String) -> Format {
         "jsonl" => Format::Jsonl,
         _ => Format::Windows,
     }
+}
+
+/// Windows `-to`: whole milliseconds, 0 meaning one hour.
+fn parse_ms(s: &str) -> Result<u64, String> {
+    s.parse()
+        .map_err(|_| format!("'{s}' is not a whole number of milliseconds (0 = one hour)"))
+}
+
+/// Whole seconds, 0 or more (`-t 0` is continuous).
+fn parse_secs(s: &str) -> Result<u32, String> {
+    s.parse()
+        .map_err(|_| format!("'{s}' is not a whole number of seconds (0 or more)"))
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {

@@ -24,7 +24,8 @@ pub(crate) fn check_on_this_host(cfg: &mut Config) -> Result<(), UsageError> {
     if let Some(ip) = cfg.source.addr {
         if !is_local_address(ip) {
             return Err(UsageError(format!(
-                "invalid value '{ip}' for '-a': it is not an address of this host"
+                "invalid value '{ip}' for '{}': it is not an address of this host",
+                cfg.source.flag
             )));
         }
         cfg.source.device = device_of(ip);

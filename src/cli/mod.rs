@@ -16,7 +16,7 @@ use std::ffi::OsString;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::config::{Config, UsageError};
+use crate::config::{Config, Dialect, UsageError};
 use crate::report::{OutputFile, Presentation};
 use args::Cli;
 use rules::to_config;
@@ -73,10 +73,16 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
             return match e.kind() {
                 ErrorKind::DisplayHelp => Ok(Parsed::Help(e.render().to_string())),
                 ErrorKind::DisplayVersion => Ok(Parsed::Version),
-                _ => Err(UsageError(as_typed(
-                    &one_line(&e.render().to_string()),
-                    &normalized,
-                ))),
+                _ => {
+                    let line = as_typed(&one_line(&e.render().to_string()), &normalized);
+                    let hint = (normalized.dialect == Dialect::Linux)
+                        .then(|| winstyle::windows_hint(&line))
+                        .flatten();
+                    Err(UsageError(match hint {
+                        Some(h) => format!("{line}; {h}"),
+                        None => line,
+                    }))
+                }
             };
         }
     };

@@ -37,7 +37,13 @@ pub(super) fn to_config(
     };
     let base_port = cli.port.unwrap_or(config::DEFAULT_PORT);
     let sync = sync_of(&cli, dialect);
-    check_port_range(&cli, base_port, ports.len(), dialect)?;
+    check_port_range(
+        &cli,
+        base_port,
+        ports.len(),
+        dialect,
+        &typed_flag("port", normalized),
+    )?;
     check_role_flags(&cli, role, sync.is_on())?;
     check_source(&cli, role, ports.len() * threads_per_port as usize)?;
     let protocol = if cli.udp {
@@ -73,6 +79,7 @@ pub(super) fn to_config(
             addr: cli.source_address,
             device: None,
             port: cli.source_port,
+            flag: typed_flag("source-address", normalized),
         },
         roles: config::RoleOpts {
             hold: cli.hold,
@@ -240,12 +247,13 @@ fn check_port_range(
     base_port: u16,
     ports: usize,
     dialect: Dialect,
+    flag: &str,
 ) -> Result<(), UsageError> {
     let err = |m: String| Err(UsageError(m));
     let sync = !cli.no_sync;
     if sync && dialect == Dialect::Linux && base_port < 2 {
         return err(format!(
-            "invalid value '{base_port}' for '-p': the sync port is one below it, so the \
+            "invalid value '{base_port}' for '{flag}': the sync port is one below it, so the \
              base port must be at least 2 (or use -N)"
         ));
     }
@@ -263,12 +271,17 @@ fn check_port_range(
              1000 threads (or -ns)"
         ));
     }
+    if base_port == 0 {
+        return err(format!(
+            "invalid value '0' for '{flag}': a port is 1 to 65535"
+        ));
+    }
     let handout = usize::from(cli.sync_ports);
     let token_offset = if windows_sync { 1000 } else { 0 };
     let last = base_port as usize + ports - 1 + handout + token_offset;
-    if base_port == 0 || last > u16::MAX as usize {
+    if last > u16::MAX as usize {
         return err(format!(
-            "invalid value '{base_port}' for '-p': {ports} ports from {base_port} end at \
+            "invalid value '{base_port}' for '{flag}': {ports} ports from {base_port} end at \
              {last}, above 65535"
         ));
     }
@@ -279,9 +292,10 @@ fn check_port_range(
 fn check_role_flags(cli: &Cli, role: Role, sync: bool) -> Result<(), UsageError> {
     let err = |m: &str| Err(UsageError(m.into()));
     let only = |flag: &str, what: &str, on: Role| {
-        Err(UsageError(
-            format!("{flag} ({what}) is only for the {on:?} role").to_lowercase(),
-        ))
+        let on = format!("{on:?}").to_lowercase();
+        Err(UsageError(format!(
+            "{flag} ({what}) is only for the {on} role"
+        )))
     };
     match role {
         Role::Sender if cli.multi_client => return only("-M", "multi-client mode", Role::Receiver),

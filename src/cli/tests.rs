@@ -214,6 +214,39 @@ fn windows_flag_table() {
 fn usage_errors_name_the_flag_and_value() {
     let rows: &[(&str, &[&str])] = &[
         ("-r -Z", &["-Z"]),
+        // Errors name the flag as typed, with the accepted range.
+        (
+            "-s -m 1,*,10.0.0.5 -ns -nic 10.99.99.99",
+            &["'-nic'", "not an address of this host"],
+        ),
+        ("-s -m 1,*,10.0.0.5 -ns -P 0", &["'-P'", "1 to 65535"]),
+        ("-r -L", &["-L (last client)", "sender role"]),
+        ("-s 10.0.0.5 -H", &["-H (hold mode)", "receiver role"]),
+        (
+            "-s -m 1,*,10.0.0.5 -ns -sb -5",
+            &["'-sb'", "-1 (the kernel's default), 0, or 1 byte to 1T"],
+        ),
+        (
+            "-s -m 1,*,10.0.0.5 -ns -to -5",
+            &["'-to'", "milliseconds (0 = one hour)"],
+        ),
+        (
+            "-s 10.0.0.5 -t -1",
+            &["'-t'", "whole number of seconds (0 or more)"],
+        ),
+        // A token of the other dialect says so.
+        (
+            "-s 10.0.0.5 -l 64K",
+            &["'-l'", "buffer length", "--dialect windows"],
+        ),
+        (
+            "-s 10.0.0.5 -T 5",
+            &["'-T'", "-t (--duration)", "--dialect windows"],
+        ),
+        (
+            "-r -m 1,*,127.0.0.1 -ns -b 64K",
+            &["'-b'", "ntttcp-for-linux flag", "--dialect linux"],
+        ),
         (
             "-s 10.0.0.5 --format xml",
             &[

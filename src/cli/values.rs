@@ -88,7 +88,12 @@ impl FromStr for SockBuf {
         match s.trim() {
             "-1" => Ok(Self(None)),
             "0" => Ok(Self(Some(0))),
-            t => t.parse::<ByteSize>().map(|b| Self(Some(b.0 as usize))),
+            t => t
+                .parse::<ByteSize>()
+                .map(|b| Self(Some(b.0 as usize)))
+                .map_err(|_| {
+                    format!("'{t}' is not a size: -1 (the kernel's default), 0, or 1 byte to 1T")
+                }),
         }
     }
 }

@@ -115,6 +115,38 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
     unsupported("hv", Arity::None, "Hyper-V sockets"),
 ];
 
+/// ntttcp-for-linux's single letters, for the hint on a Windows line.
+const LINUX_LETTERS: &str = "rsmPnlpbuWtCNMLHDeQVv6xjOafBZ";
+
+/// On an ntttcp-for-linux line, what a token clap refused means in Windows NTttcp: a hint
+/// to add to the error, if it is one of NTttcp's (`-T`, `-S`: NTttcp ignores letter
+/// case), or `-l` given a size (NTttcp's buffer length, connections per thread here).
+pub(crate) fn windows_hint(message: &str) -> Option<String> {
+    let force = "read the line as Windows NTttcp's with --dialect windows";
+    if let Some(rest) = message.strip_prefix("unexpected argument '-") {
+        let token = rest.split('\'').next()?;
+        let f = WINDOWS_FLAGS
+            .iter()
+            .find(|f| f.name == token.to_ascii_lowercase() && f.long.is_some())?;
+        return Some(format!(
+            "'-{token}' is Windows NTttcp's -{} (--{}): {force}",
+            f.name,
+            f.long.unwrap_or_default()
+        ));
+    }
+    let value = message
+        .strip_prefix("invalid value '")?
+        .split('\'')
+        .next()?;
+    let size = value.ends_with(['K', 'M', 'G', 'k', 'm', 'g']);
+    (message.contains("for '-l'") && size).then(|| {
+        format!(
+            "-l is connections per thread on an ntttcp-for-linux line (-b sets the buffer \
+             size); Windows NTttcp's -l is the buffer length: {force}"
+        )
+    })
+}
+
 /// The Windows NTttcp spellings as typed, each with the flag it means here (or why it is
 /// refused), for `--help`.
 pub(crate) fn spellings() -> String {
@@ -258,7 +290,19 @@ fn windows(args: Vec<String>, spelled: &mut Vec<(String, String)>) -> Result<Vec
             continue;
         };
         let Some(f) = WINDOWS_FLAGS.iter().find(|f| f.name == name) else {
-            return Err(format!("unknown Windows NTttcp flag '{a}'"));
+            let linux = LINUX_LETTERS.contains(a.trim_start_matches('-'));
+            let why = if linux && a.len() == 2 {
+                format!(
+                    "; '{a}' is an ntttcp-for-linux flag: give its Windows spelling, or read \
+                     the line as ntttcp-for-linux's with --dialect linux"
+                )
+            } else {
+                String::new()
+            };
+            return Err(format!(
+                "unknown Windows NTttcp flag '{a}' (the line is read as Windows NTttcp's \
+                 because of a Windows-only flag){why}"
+            ));
         };
         let Some(long) = f.long else {
             return Err(format!(

@@ -110,11 +110,12 @@ pub(super) fn udp_plan(
     Ok((c, per_send))
 }
 
-/// Name or address → socket address, preferring the configured family.
+/// Name or address → socket address, preferring the configured family. A name that does
+/// not resolve is a usage error (exit 2), as a bad address is on the receiver.
 fn resolve(host: &str, port: u16, ipv6: bool) -> Result<SocketAddr> {
     let addrs: Vec<SocketAddr> = (host, port)
         .to_socket_addrs()
-        .with_context(|| format!("cannot resolve receiver address '{host}'"))?
+        .map_err(|e| UsageError(format!("cannot resolve receiver address '{host}': {e}")))?
         .collect();
     addrs
         .iter()
