@@ -82,22 +82,23 @@ pub(crate) struct Cli {
           action = clap::ArgAction::Set, help_heading = "Roles and hosts")]
     pub mapping: Vec<Mapping>,
 
-    /// Number of receiver ports [Linux; default 16]. The later of -P and -m sets it.
+    /// Number of receiver ports [Linux only (Windows: -m); default 16]. The later of -P and
+    /// -m sets it.
     #[arg(short = 'P', long = "ports", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=512), help_heading = "Streams")]
     pub ports: Option<u32>,
 
-    /// Sender threads per receiver port [Linux; default 4, 1 with -m].
+    /// Sender threads per receiver port [Linux only (Windows: -m); default 4, 1 with -m].
     #[arg(short = 'n', long = "threads", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=25600), help_heading = "Streams")]
     pub threads: Option<u32>,
 
-    /// Connections per sender thread [Linux; default 1].
+    /// Connections per sender thread [Linux only; default 1].
     #[arg(short = 'l', long = "connections", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = "Streams")]
     pub connections: Option<u32>,
 
-    /// Base data port; the sync port is one below it [default 5001].
+    /// Base data port; the sync port is one below it [Windows: -p or -P; default 5001].
     #[arg(
         short = 'p',
         long = "port",
@@ -106,7 +107,8 @@ pub(crate) struct Cli {
     )]
     pub port: Option<u16>,
 
-    /// Bytes per send()/recv() call, K/M/G = 1024-based [sender 128K, receiver 64K;
+    /// Bytes per send()/recv() call, K/M/G = 1024-based [Windows: -l; sender 128K (64K on a
+    /// Windows line), receiver 64K;
     /// UDP: the datagram size, default the largest that fits the path MTU].
     #[arg(
         short = 'b',
@@ -155,7 +157,7 @@ pub(crate) struct Cli {
         hide_short_help = true, allow_negative_numbers = true, value_parser = parse_secs)]
     pub warmup: Option<u32>,
 
-    /// Test duration in seconds; 0 = continuous until Ctrl+C [default 60].
+    /// Test duration in seconds; 0 = continuous until Ctrl+C [Windows: -t; default 60].
     #[arg(
         short = 't',
         long = "duration",
@@ -173,7 +175,8 @@ pub(crate) struct Cli {
         hide_short_help = true, allow_negative_numbers = true, value_parser = parse_secs)]
     pub cooldown: Option<u32>,
 
-    /// No sync handshake: each side times itself (needed against Windows NTttcp).
+    /// No sync handshake: each side times itself (needed against Windows NTttcp) [Windows:
+    /// -ns].
     #[arg(
         short = 'N',
         long = "no-sync",
@@ -285,7 +288,7 @@ pub(crate) struct Cli {
     pub pid_file: Option<std::path::PathBuf>,
 
     /// Deadline in seconds for connecting, each handshake step and data silence during a
-    /// test [default 10].
+    /// test [Windows: -to MS; default 10].
     #[arg(long = "timeout", value_name = "SECS",
           value_parser = clap::value_parser!(u32).range(1..=86400), help_heading = "Timing")]
     pub timeout: Option<u32>,
@@ -368,7 +371,8 @@ pub(crate) struct Cli {
     )]
     pub recv_buffer: Option<SockBuf>,
 
-    /// Sender: limit the total rate to RATE bits/s (K/M/G = 1000), all threads together.
+    /// Sender: limit the total rate to RATE bits/s (K/M/G = 1000), all threads together
+    /// [Linux only; Windows NTttcp limits each thread: -thr KBPS].
     #[arg(
         short = 'B',
         long = "bandwidth",
