@@ -77,6 +77,12 @@ pub fn main(args: &[OsString]) -> u8 {
             return EXIT_FAILURE;
         }
     };
+    for w in &look.warnings {
+        term.note(Note::Warn(w.clone()));
+    }
+    for n in &look.notes {
+        term.note(Note::Info(n.clone()));
+    }
     if look.format.is_human() {
         term.out(&banner);
         if config.show.verbose {

@@ -114,6 +114,15 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
         format: cli.format.unwrap_or_default(),
         interval: cli.interval,
         quiet: cli.quiet,
+        notes: vec![format!(
+            "read as {} ({})",
+            match normalized.dialect {
+                Dialect::Linux => "an ntttcp-for-linux line",
+                Dialect::Windows => "a Windows NTttcp line",
+            },
+            normalized.reason
+        )],
+        warnings: rules::ports_override(&cli, &matches).into_iter().collect(),
     };
     let config = to_config(cli, &matches, &normalized, cpus)?;
     Ok(Parsed::Run(Box::new(config), Box::new(presentation)))

@@ -210,12 +210,7 @@ fn port_plans(
             })
         })
         .collect();
-    let p_after_m = match (matches.index_of("ports"), matches.index_of("mapping")) {
-        (Some(_), None) => true,
-        (Some(p), Some(m)) => p > m,
-        _ => false,
-    };
-    if let Some(p) = cli.ports.filter(|_| p_after_m) {
+    if let Some(p) = cli.ports.filter(|_| p_after_m(matches)) {
         if cli.mapping.len() > 1 {
             return Err(UsageError(format!(
                 "-P {p} cannot resize {} mappings; give each mapping its thread count",
@@ -238,6 +233,28 @@ fn port_plans(
         ];
     }
     Ok(ports)
+}
+
+/// Whether `-P` came after `-m` (the later of the two sets the port count).
+fn p_after_m(matches: &ArgMatches) -> bool {
+    match (matches.index_of("ports"), matches.index_of("mapping")) {
+        (Some(_), None) => true,
+        (Some(p), Some(m)) => p > m,
+        _ => false,
+    }
+}
+
+/// A `-P` that changes the port count a single `-m` asked for says so.
+pub(super) fn ports_override(cli: &Cli, matches: &ArgMatches) -> Option<String> {
+    let (p, [m]) = (cli.ports?, cli.mapping.as_slice()) else {
+        return None;
+    };
+    (p_after_m(matches) && p != m.threads).then(|| {
+        format!(
+            "-P {p} after -m: {p} ports (and sender threads) instead of the mapping's {}",
+            m.threads
+        )
+    })
 }
 
 /// The sync port sits below the base port, Windows tokens 1000 above each data port, the

@@ -353,3 +353,42 @@ fn deadlines_in_both_dialects() {
         "0: an hour, as NTttcp's 'none'"
     );
 }
+
+#[test]
+fn the_dialect_and_a_p_that_overrides_m_are_said() {
+    let look = |line: &str| -> Presentation {
+        let args: Vec<OsString> = std::iter::once("ntttcp")
+            .chain(line.split_whitespace())
+            .map(OsString::from)
+            .collect();
+        match parse(&args, CPUS) {
+            Ok(Parsed::Run(_, p)) => *p,
+            other => panic!("{line}: {other:?}"),
+        }
+    };
+    let w = look("-s -m 4,*,10.0.0.5 -ns -t 5");
+    assert_eq!(
+        w.notes,
+        ["read as a Windows NTttcp line ('-ns' is a Windows-only spelling)"]
+    );
+    assert!(w.warnings.is_empty(), "{:?}", w.warnings);
+    let l = look("-s -m 4,*,10.0.0.5 -P 2 -t 5");
+    assert!(
+        l.notes[0].contains("ntttcp-for-linux line (no Windows-only"),
+        "{:?}",
+        l.notes
+    );
+    assert_eq!(
+        l.warnings,
+        ["-P 2 after -m: 2 ports (and sender threads) instead of the mapping's 4"]
+    );
+    // -P before -m, or the same count: nothing to say.
+    assert!(look("-s -P 2 -m 4,*,10.0.0.5 -t 5").warnings.is_empty());
+    assert!(look("-s -m 4,*,10.0.0.5 -P 4 -t 5").warnings.is_empty());
+    let forced = look("--dialect windows -s -m 1,*,10.0.0.5 -t 5");
+    assert!(
+        forced.notes[0].contains("--dialect forces it"),
+        "{:?}",
+        forced.notes
+    );
+}

@@ -171,6 +171,8 @@ pub(crate) struct Normalized {
     /// (our long flag, the token the user typed) for every rewritten flag, so messages
     /// can name the flag as typed.
     pub spelled: Vec<(String, String)>,
+    /// Why the line was read in that dialect.
+    pub reason: String,
 }
 
 /// Rewrites `args` (program name first) into clap's spelling. `long_names` are the long
@@ -192,6 +194,11 @@ pub(crate) fn normalize(args: &[OsString], long_names: &[String]) -> Result<Norm
     };
     let (forced, rest) = take_dialect(rest)?;
     let dialect = forced.unwrap_or_else(|| detect(&rest));
+    let reason = match (forced, windows_token(&rest)) {
+        (Some(_), _) => "--dialect forces it".to_string(),
+        (None, Some(t)) => format!("'{t}' is a Windows-only spelling"),
+        (None, None) => "no Windows-only spelling on it".to_string(),
+    };
     // `-?` and `/?` ask for help on either dialect's line (as NTttcp's own do), and so does
     // `-h` on a Windows line.
     let asks_help = |a: &str| a == "-?" || a == "/?" || (dialect == Dialect::Windows && a == "-h");
@@ -210,6 +217,7 @@ pub(crate) fn normalize(args: &[OsString], long_names: &[String]) -> Result<Norm
         dialect,
         args: out,
         spelled,
+        reason,
     })
 }
 
@@ -243,15 +251,19 @@ fn take_dialect(args: Vec<String>) -> Result<(Option<Dialect>, Vec<String>), Str
 
 /// Windows when any token (before `--`) is a Windows-only spelling, in any letter case.
 pub(crate) fn detect(args: &[String]) -> Dialect {
-    let windows = args
-        .iter()
-        .filter_map(|a| a.strip_prefix('-'))
-        .any(|name| WINDOWS_ONLY.contains(&name.to_ascii_lowercase().as_str()));
-    if windows {
+    if windows_token(args).is_some() {
         Dialect::Windows
     } else {
         Dialect::Linux
     }
+}
+
+/// The first Windows-only spelling on the line, as typed.
+fn windows_token(args: &[String]) -> Option<&str> {
+    args.iter().map(String::as_str).find(|a| {
+        a.strip_prefix('-')
+            .is_some_and(|name| WINDOWS_ONLY.contains(&name.to_ascii_lowercase().as_str()))
+    })
 }
 
 fn linux(

@@ -40,4 +40,8 @@ pub(crate) struct Presentation {
     pub interval: Option<Duration>,
     /// `-Q`: no live progress lines.
     pub quiet: bool,
+    /// What the parser wants said with `-V` (which dialect the line was read in, and why).
+    pub notes: Vec<String>,
+    /// What the parser wants said always (a `-P` that overrides `-m`).
+    pub warnings: Vec<String>,
 }
