@@ -202,7 +202,18 @@ async fn connect_all(
     notes: Notes<'_>,
 ) -> Result<()> {
     let total = cfg.sender_connections();
-    wait_connected(&crew.crew.workers, total, crew.connect_deadline, interrupt).await?;
+    let connected = wait_connected(&crew.crew.workers, total, crew.connect_deadline, interrupt);
+    match connected.await {
+        // An ntttcp-for-linux receiver resets data connections no sync handshake announced.
+        Err(e) if cfg.windows_sync() && format!("{e}").contains("reset by peer") => {
+            return Err(e.context(
+                "the receiver reset the data connections: an ntttcp-for-linux receiver waits \
+                 for its own sync handshake first; run both sides without sync (-ns here, -N \
+                 there) or both in one dialect",
+            ));
+        }
+        r => r?,
+    }
     notes(Note::Info(format!(
         "{total} connections created in {} microseconds",
         crew.began.elapsed().as_micros()

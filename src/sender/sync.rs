@@ -74,6 +74,16 @@ pub(super) async fn handshake(
     let stream = match connect(addr, &cfg.source, deadline, Some(interrupt)).await {
         Ok(s) => s,
         Err(Failure::Interrupted) => return Err(Interrupted.into()),
+        Err(Failure::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return Err(e).with_context(|| {
+                format!(
+                    "failed to connect to receiver {addr} (sync port): nothing listens there \
+                     (no receiver yet, one without sync, or Windows NTttcp's, which has no \
+                     sync port; against those run both sides without sync: -N here, -N or \
+                     -ns there)"
+                )
+            });
+        }
         Err(Failure::Io(e)) => {
             return Err(e)
                 .with_context(|| format!("failed to connect to receiver {addr} (sync port)"));
@@ -114,12 +124,28 @@ pub(super) async fn exchange_tokens(
             r = set.join_next() => match r {
                 None => return Ok(()),
                 Some(Ok(Ok(()))) => {}
+                Some(Ok(Err(e))) if refused(&e) => {
+                    return Err(e.context(
+                        "Windows NTttcp sync: the receiver takes no sync tokens on data \
+                         port + 1000 (an ntttcp-for-linux receiver, or one without sync?); \
+                         run both sides without sync (-ns here, -N or -ns there) or both in \
+                         one dialect",
+                    ));
+                }
                 Some(Ok(Err(e))) => return Err(e.context("Windows NTttcp sync")),
                 Some(Err(e)) => bail!("Windows NTttcp sync task failed: {e}"),
             },
             _ = interrupt.wait() => return Err(Interrupted.into()),
         }
     }
+}
+
+/// Whether `e` (or what caused it) is a refused connection.
+fn refused(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+    })
 }
 
 /// The cycle time to propose. A stock ntttcp-for-linux receiver reads 69, 76, 82 and 88
