@@ -93,6 +93,35 @@ fn the_static_binary_runs_in_an_empty_root() {
 }
 
 #[test]
+fn cargo_install_puts_a_working_ntttcp_in_place() {
+    let root = Scratch::new("cargo-install");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // A debug build of its own (quicker than release; the install step is what is tested).
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["install", "--locked", "--debug", "--path"])
+        .arg(manifest)
+        .arg("--root")
+        .arg(root.file(""))
+        .arg("--target-dir")
+        .arg(manifest.join("target/install-test"));
+    let built = {
+        let _quiet = crate::util::exclusive();
+        run_bounded("cargo-install-log", cmd, Duration::from_secs(20 * 60))
+    };
+    assert!(built.0, "cargo install failed: {}", built.2);
+    let bin = root.file("bin/ntttcp");
+    let o = Command::new(&bin)
+        .arg("--version")
+        .output()
+        .expect("installed ntttcp");
+    let version = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && version.starts_with("ntttcp "),
+        "{version}"
+    );
+}
+
+#[test]
 fn the_kubernetes_manifests_validate() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
