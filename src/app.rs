@@ -6,9 +6,9 @@
 use std::ffi::OsString;
 
 use crate::cli::{self, Parsed};
-use crate::config::UsageError;
+use crate::config::{Config, UsageError};
 use crate::render::{files, settings, stdio, terminal};
-use crate::report::Note;
+use crate::report::{Note, Presentation};
 use crate::role::Interrupted;
 use crate::run::{EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::stop::{self, Flag};
@@ -29,18 +29,9 @@ pub fn main(args: &[OsString]) -> u8 {
     let banner = banner();
     let (mut config, look) = match cli::parse(args, &affinity::allowed_cpus()) {
         Ok(Parsed::Run(c, p)) => (c, *p),
-        Ok(Parsed::Help(text)) => {
-            stdio::out(&format!("{banner}{text}"));
-            return 0;
-        }
-        Ok(Parsed::Version) => {
-            stdio::out(&banner);
-            return 0;
-        }
-        Ok(Parsed::Generated(text)) => {
-            stdio::out(&text);
-            return 0;
-        }
+        Ok(Parsed::Help(text)) => return said(&format!("{banner}{text}")),
+        Ok(Parsed::Version) => return said(&banner),
+        Ok(Parsed::Generated(text)) => return said(&text),
         Err(e) => return usage_error(&e),
     };
     if let Err(e) = cli::host::check_on_this_host(&mut config) {
@@ -49,25 +40,9 @@ pub fn main(args: &[OsString]) -> u8 {
     if let Err(e) = files::check_outputs(&look) {
         return usage_error(&e);
     }
-    let _pid_file = match daemon::detach_if(
-        config.background.daemon,
-        config.background.pid_file.as_deref(),
-    ) {
-        Ok(daemon::Background::Started(pid)) => {
-            stdio::out(&format!("running in the background (pid {pid})\n"));
-            return 0;
-        }
-        Err(e) if !daemon::in_background() => {
-            stdio::err(&format!(
-                "ntttcp: error: the background process failed: {e}"
-            ));
-            return EXIT_FAILURE;
-        }
-        Ok(daemon::Background::Running(pid_file)) => pid_file,
-        Err(e) => {
-            stdio::err(&format!("ntttcp: error: {e}"));
-            return EXIT_FAILURE;
-        }
+    let _pid_file = match detach(&config) {
+        Ok(pid_file) => pid_file,
+        Err(status) => return status,
     };
     config.show.interval = terminal::sampling_interval(&look);
     let term = match terminal::Terminal::new(&config, look.clone()) {
@@ -77,6 +52,51 @@ pub fn main(args: &[OsString]) -> u8 {
             return EXIT_FAILURE;
         }
     };
+    introduce(&term, &config, &look, &banner);
+    let interrupt = Flag::new();
+    if let Err(e) = stop::install_signal_handlers(interrupt.clone()) {
+        term.err(&format!("ntttcp: warning: no Ctrl+C handling: {e}"));
+    }
+    let status = run(&config, &look, &term, &interrupt);
+    // An output that could not be written (each said on stderr as it happened) fails a
+    // run that otherwise went well.
+    if !term.failures().is_empty() && status != EXIT_USAGE {
+        return EXIT_FAILURE;
+    }
+    status
+}
+
+/// Prints `text` (help, the version, a generated file) and exits 0.
+fn said(text: &str) -> u8 {
+    stdio::out(text);
+    0
+}
+
+/// `-D`: returns in the daemon (with its pid file), or the foreground's exit status.
+fn detach(config: &Config) -> Result<Option<daemon::PidFile>, u8> {
+    let bg = &config.background;
+    match daemon::detach_if(bg.daemon, bg.pid_file.as_deref()) {
+        Ok(daemon::Background::Started(pid)) => {
+            stdio::out(&format!("running in the background (pid {pid})\n"));
+            Err(0)
+        }
+        Err(e) if !daemon::in_background() => {
+            stdio::err(&format!(
+                "ntttcp: error: the background process failed: {e}"
+            ));
+            Err(EXIT_FAILURE)
+        }
+        Ok(daemon::Background::Running(pid_file)) => Ok(pid_file),
+        Err(e) => {
+            stdio::err(&format!("ntttcp: error: {e}"));
+            Err(EXIT_FAILURE)
+        }
+    }
+}
+
+/// What is said before the run: the parser's warnings and (with -V) notes, the banner
+/// and (with -V) the settings.
+fn introduce(term: &terminal::Terminal, config: &Config, look: &Presentation, banner: &str) {
     for w in &look.warnings {
         term.note(Note::Warn(w.clone()));
     }
@@ -84,20 +104,20 @@ pub fn main(args: &[OsString]) -> u8 {
         term.note(Note::Info(n.clone()));
     }
     if look.format.is_human() {
-        term.out(&banner);
+        term.out(banner);
         if config.show.verbose {
-            term.out(&settings::render(&config));
+            term.out(&settings::render(config));
         }
     }
-    let interrupt = Flag::new();
-    if let Err(e) = stop::install_signal_handlers(interrupt.clone()) {
-        term.err(&format!("ntttcp: warning: no Ctrl+C handling: {e}"));
-    }
+}
+
+/// The run, its notes on the console, and its exit status.
+fn run(config: &Config, look: &Presentation, term: &terminal::Terminal, interrupt: &Flag) -> u8 {
     let notes = |n: Note| match n {
         Note::Ready => daemon::announce_ready(),
         n => term.note(n),
     };
-    let status = match crate::run::run(&config, &interrupt, &notes) {
+    match crate::run::run(config, interrupt, &notes) {
         Ok(outcome) => crate::run::exit_status(&outcome, look.min_throughput, look.max_stall),
         Err(e) if e.is::<Interrupted>() => {
             term.err(&format!("ntttcp: {e}"));
@@ -111,13 +131,7 @@ pub fn main(args: &[OsString]) -> u8 {
             term.err(&format!("ntttcp: error: {e:#}"));
             EXIT_FAILURE
         }
-    };
-    // An output that could not be written (each said on stderr as it happened) fails a
-    // run that otherwise went well.
-    if !term.failures().is_empty() && status != EXIT_USAGE {
-        return EXIT_FAILURE;
     }
-    status
 }
 
 /// A usage error: one line on stderr, exit 2.

@@ -7,48 +7,13 @@ use std::time::Duration;
 use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
+use super::help::{
+    AFTER_SHORT_HELP, GENERATE, after_long_help, format_of, io_mode_of, parse_interval, parse_ms,
+    parse_secs,
+};
 use super::values::{ByteSize, Mapping, Rate, SockBuf};
 use crate::config::IoMode;
 use crate::report::Format;
-
-/// Under `-h`: where the rest is.
-const AFTER_SHORT_HELP: &str = "\
-The flags people use most; every flag, grouped, with the Windows NTttcp spellings and the
-exit statuses: ntttcp --help (or man ntttcp, after ntttcp --generate man).
-
-Examples:
-  receiver:  ntttcp -r -m 4,*,10.0.0.5 -t 300
-  sender:    ntttcp -s -m 4,*,10.0.0.5 -t 300
-  one host:  ntttcp --loopback -t 5
-
-Exit status: 0 completed, 1 failure, 2 usage error, 3 below --min-throughput, 130 interrupted.";
-
-/// Under `--help`: dialects, examples, exit statuses, and the Windows spellings.
-fn after_long_help() -> String {
-    format!(
-        "{AFTER_HELP}\n\nWindows NTttcp spellings (one dash, any letter case), and what they mean here:\n{}",
-        super::winstyle::spellings()
-    )
-}
-
-const AFTER_HELP: &str = "\
-Dialects: a line is read as Windows NTttcp when it contains a Windows-only spelling
-(-ns, -wu, -cd, -sb, -rb, -ndl, -nic, -xml, -hpt, -to, -sp, ...; any letter case), and
-as ntttcp-for-linux 1.4.3 otherwise; --dialect linux|windows forces it. Letters that
-differ: -P is the port count on Linux but the base port (-p) on Windows; -l is
-connections per thread on Linux but the buffer length on Windows; -N is no-sync on Linux
-but a buffer count on Windows; -n is threads per port on Linux. Windows multi-letter
-flags are written with one dash (-ns, -wu 2) and match whole words only.
-
-Examples:
-  receiver:  ntttcp -r -m 4,*,10.0.0.5 -t 300
-  sender:    ntttcp -s -m 4,*,10.0.0.5 -t 300
-  no sync:   ntttcp -r -m 4,*,10.0.0.5 -N -t 60   /   ntttcp -s -m 4,*,10.0.0.5 -ns -t 60
-  one host:  ntttcp --loopback -t 5
-
-Exit status: 0 test completed, 1 runtime failure or a test the peer ended early (results
-measured so far are still printed), 2 usage error, 3 below --min-throughput, 130
-interrupted by Ctrl+C, SIGTERM or SIGHUP (results printed).";
 
 /// ntttcp: a network throughput benchmark compatible with Microsoft NTttcp and
 /// ntttcp-for-linux.
@@ -489,51 +454,4 @@ pub(crate) struct Cli {
         value_name = "KIND",
         value_parser = PossibleValuesParser::new(GENERATE), help_heading = "Output", hide_short_help = true)]
     pub generate: Option<String>,
-}
-
-/// What `--generate` writes.
-pub(crate) const GENERATE: [&str; 5] = [
-    "man",
-    "complete-bash",
-    "complete-zsh",
-    "complete-fish",
-    "complete-powershell",
-];
-
-/// `--format`'s value (one of the possible values clap lists and checks).
-fn format_of(s: String) -> Format {
-    match s.as_str() {
-        "linux" => Format::Linux,
-        "json" => Format::Json,
-        "jsonl" => Format::Jsonl,
-        _ => Format::Windows,
-    }
-}
-
-/// Windows `-to`: whole milliseconds, 0 meaning one hour.
-fn parse_ms(s: &str) -> Result<u64, String> {
-    s.parse()
-        .map_err(|_| format!("'{s}' is not a whole number of milliseconds (0 = one hour)"))
-}
-
-/// Whole seconds, 0 or more (`-t 0` is continuous).
-fn parse_secs(s: &str) -> Result<u32, String> {
-    s.parse()
-        .map_err(|_| format!("'{s}' is not a whole number of seconds (0 or more)"))
-}
-
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (0.1..=3600.0).contains(&v) => Ok(Duration::from_secs_f64(v)),
-        _ => Err(format!("'{s}' is not a number of seconds from 0.1 to 3600")),
-    }
-}
-
-/// `--io`'s value (one of the possible values clap lists and checks).
-fn io_mode_of(s: String) -> IoMode {
-    match s.as_str() {
-        "blocking" => IoMode::Blocking,
-        "async" => IoMode::Async,
-        _ => IoMode::Auto,
-    }
 }

@@ -7,6 +7,7 @@
 //! `UsageError`s.
 
 mod args;
+mod help;
 pub(crate) mod host;
 mod rules;
 pub(crate) mod values;
@@ -76,7 +77,7 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
                 _ => {
                     let line = as_typed(&one_line(&e.render().to_string()), &normalized);
                     let hint = (normalized.dialect == Dialect::Linux)
-                        .then(|| winstyle::windows_hint(&line))
+                        .then(|| help::windows_hint(&line))
                         .flatten();
                     Err(UsageError(match hint {
                         Some(h) => format!("{line}; {h}"),

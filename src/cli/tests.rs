@@ -210,10 +210,20 @@ fn windows_flag_table() {
     assert_eq!((c.sync.is_on(), c.streams.ports.len()), (false, 2));
 }
 
+/// Each line is a usage error of one line that contains every needle.
+fn assert_errors(rows: &[(&str, &[&str])]) {
+    for (line, needles) in rows {
+        let e = err(line);
+        assert!(!e.contains('\n'), "{line}: multi-line error {e:?}");
+        for n in *needles {
+            assert!(e.contains(n), "{line}: {e:?} lacks {n:?}");
+        }
+    }
+}
+
 #[test]
-fn usage_errors_name_the_flag_and_value() {
-    let rows: &[(&str, &[&str])] = &[
-        ("-r -Z", &["-Z"]),
+fn errors_name_the_flag_as_typed_and_the_other_dialect() {
+    assert_errors(&[
         // Errors name the flag as typed, with the accepted range.
         (
             "-s -m 1,*,10.0.0.5 -ns -nic 10.99.99.99",
@@ -260,6 +270,13 @@ fn usage_errors_name_the_flag_and_value() {
             "-s 10.0.0.5 --duraton 5",
             &["'--duraton'", "a similar argument exists: '--duration'"],
         ),
+    ]);
+}
+
+#[test]
+fn usage_errors_name_the_flag_and_value() {
+    let rows: &[(&str, &[&str])] = &[
+        ("-r -Z", &["-Z"]),
         ("-r -m 0,*,127.0.0.1", &["0,*,127.0.0.1", "-m"]),
         ("-r -m 8,99,127.0.0.1", &["-m", "CPU 99", "0-1"]),
         ("-s 10.0.0.5 -t abc", &["'abc'", "'-t'"]),
@@ -295,13 +312,7 @@ fn usage_errors_name_the_flag_and_value() {
         ("-s 10.0.0.5 -f 80", &["'-f'", "1025-65535"]),
         ("-s -m 1,*,h -ns -l abc", &["'-l'", "'abc' is not a size"]),
     ];
-    for (line, needles) in rows {
-        let e = err(line);
-        assert!(!e.contains('\n'), "{line}: multi-line error {e:?}");
-        for n in *needles {
-            assert!(e.contains(n), "{line}: {e:?} lacks {n:?}");
-        }
-    }
+    assert_errors(rows);
 }
 
 #[test]

@@ -39,11 +39,11 @@ enum Arity {
 }
 
 /// A Windows option: its lower-case name, our long flag (None = not supported yet) and arity.
-struct WinFlag {
-    name: &'static str,
-    long: Option<&'static str>,
+pub(super) struct WinFlag {
+    pub(super) name: &'static str,
+    pub(super) long: Option<&'static str>,
     arity: Arity,
-    what: &'static str,
+    pub(super) what: &'static str,
 }
 
 const fn flag(name: &'static str, long: &'static str, arity: Arity) -> WinFlag {
@@ -65,7 +65,7 @@ const fn unsupported(name: &'static str, arity: Arity, what: &'static str) -> Wi
 }
 
 /// Windows NTttcp 5.39/5.40 options, lower case.
-const WINDOWS_FLAGS: &[WinFlag] = &[
+pub(super) const WINDOWS_FLAGS: &[WinFlag] = &[
     flag("s", "sender", Arity::None),
     flag("r", "receiver", Arity::None),
     flag("m", "mapping", Arity::Many),
@@ -117,49 +117,6 @@ const WINDOWS_FLAGS: &[WinFlag] = &[
 
 /// ntttcp-for-linux's single letters, for the hint on a Windows line.
 const LINUX_LETTERS: &str = "rsmPnlpbuWtCNMLHDeQVv6xjOafBZ";
-
-/// On an ntttcp-for-linux line, what a token clap refused means in Windows NTttcp: a hint
-/// to add to the error, if it is one of NTttcp's (`-T`, `-S`: NTttcp ignores letter
-/// case), or `-l` given a size (NTttcp's buffer length, connections per thread here).
-pub(crate) fn windows_hint(message: &str) -> Option<String> {
-    let force = "read the line as Windows NTttcp's with --dialect windows";
-    if let Some(rest) = message.strip_prefix("unexpected argument '-") {
-        let token = rest.split('\'').next()?;
-        let f = WINDOWS_FLAGS
-            .iter()
-            .find(|f| f.name == token.to_ascii_lowercase() && f.long.is_some())?;
-        return Some(format!(
-            "'-{token}' is Windows NTttcp's -{} (--{}): {force}",
-            f.name,
-            f.long.unwrap_or_default()
-        ));
-    }
-    let value = message
-        .strip_prefix("invalid value '")?
-        .split('\'')
-        .next()?;
-    let size = value.ends_with(['K', 'M', 'G', 'k', 'm', 'g']);
-    (message.contains("for '-l'") && size).then(|| {
-        format!(
-            "-l is connections per thread on an ntttcp-for-linux line (-b sets the buffer \
-             size); Windows NTttcp's -l is the buffer length: {force}"
-        )
-    })
-}
-
-/// The Windows NTttcp spellings as typed, each with the flag it means here (or why it is
-/// refused), for `--help`.
-pub(crate) fn spellings() -> String {
-    let mut out = String::new();
-    for f in WINDOWS_FLAGS {
-        let line = match f.long {
-            Some(long) => format!("  -{:<5} --{long}\n", f.name),
-            None => format!("  -{:<5} not supported: {}\n", f.name, f.what),
-        };
-        out.push_str(&line);
-    }
-    out
-}
 
 /// The result of normalizing one command line.
 #[derive(Debug, PartialEq, Eq)]
