@@ -533,29 +533,31 @@ fn windows_sync_port_handout_from_our_receiver() {
 #[test]
 fn mismatched_sync_says_so_and_suggests_running_without_it() {
     let _ports = Ports::with_tokens();
-    let limit = Duration::from_secs(20);
+    // The receiver (once its `listening` port is up), then the sender: exit 1 and
+    // an error containing `says`.
+    let mismatch = |receiver: &str, listening: u16, sender: &str, says: &str| {
+        let limit = Duration::from_secs(20);
+        let r = spawn("receiver", receiver);
+        crate::util::wait_listening(listening, limit);
+        let s = spawn("sender", sender).wait(limit);
+        assert_eq!(s.code(), Some(1), "{s:?}");
+        assert!(s.stderr.contains(says), "{}", s.stderr);
+        drop(r);
+    };
     // A Windows-sync sender (a Windows line without -ns) against an ntttcp-for-linux
     // receiver: no token port answers, or the receiver resets the unannounced data
     // connections; either way the error says what is wrong and what to do.
-    let r = spawn("receiver", "-r -m 1,*,127.0.0.1 -p @1 -t 5");
-    crate::util::wait_listening(port(0), limit);
-    let s = spawn("sender", "-s -m 1,*,127.0.0.1 -p @1 -wu 0 -t 3 --timeout 2").wait(limit);
-    assert_eq!(s.code(), Some(1), "{s:?}");
-    assert!(
-        s.stderr.contains("run both sides without sync (-ns here"),
-        "{}",
-        s.stderr
+    mismatch(
+        "-r -m 1,*,127.0.0.1 -p @1 -t 5",
+        port(0),
+        "-s -m 1,*,127.0.0.1 -p @1 -wu 0 -t 3 --timeout 2",
+        "run both sides without sync (-ns here",
     );
-    drop(r);
     // An ntttcp-for-linux sender against a Windows-sync receiver, which has no sync port.
-    let r = spawn("receiver", "-r -m 1,*,127.0.0.1 -p @11 -wu 0 -t 5");
-    crate::util::wait_listening(port(11), limit);
-    let s = spawn("sender", "-s -m 1,*,127.0.0.1 -p @11 -t 3 --timeout 2").wait(limit);
-    assert_eq!(s.code(), Some(1), "{s:?}");
-    assert!(
-        s.stderr.contains("run both sides without sync: -N here"),
-        "{}",
-        s.stderr
+    mismatch(
+        "-r -m 1,*,127.0.0.1 -p @11 -wu 0 -t 5",
+        port(11),
+        "-s -m 1,*,127.0.0.1 -p @11 -t 3 --timeout 2",
+        "run both sides without sync: -N here",
     );
-    drop(r);
 }

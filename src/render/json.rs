@@ -187,7 +187,7 @@ fn totals(r: &Report) -> Vec<Member> {
     vec![
         ("totalBytes", mv("MB", format!("{:.6}", l.mb))),
         ("realTime", mv("s", format!("{:.6}", r.duration_s))),
-        ("avgBytesPerCompl", m("B", stats::avg_compl(r))),
+        ("avgBytesPerCompl", m("B", r.totals.bytes_per_call)),
         (
             "threadsAvgBytesPerCompl",
             m("B", stats::threads_avg_compl(r)),

@@ -263,7 +263,7 @@ fn sizes(d: &mut Doc, r: &Report, w: &stats::WindowsTotals) {
         1,
         "avg_bytes_per_compl",
         "B",
-        format!("{:.3}", stats::avg_compl(r)),
+        format!("{:.3}", r.totals.bytes_per_call),
     );
     let threads_avg = stats::threads_avg_compl(r);
     d.metric(

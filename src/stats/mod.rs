@@ -9,8 +9,8 @@ mod tables;
 mod udp;
 
 pub(crate) use tables::{
-    WindowsTotals, avg_compl, dev_or_system_interrupts, linux, linux_thread, packets_per_interrupt,
-    rate, retrans_rates, threads_avg_compl, windows, windows_thread,
+    WindowsTotals, dev_or_system_interrupts, linux, linux_thread, packets_per_interrupt, rate,
+    retrans_rates, threads_avg_compl, windows, windows_thread,
 };
 pub(crate) use udp::{udp_between, udp_sum};
 

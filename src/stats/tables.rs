@@ -132,12 +132,6 @@ pub(crate) fn windows(r: &Report) -> WindowsTotals {
     }
 }
 
-/// The average bytes per completion of NTttcp's totals: bytes the calls moved over all
-/// calls.
-pub(crate) fn avg_compl(r: &Report) -> f64 {
-    r.totals.bytes_per_call
-}
-
 /// The mean of the threads' own bytes per completion (NTttcp's per-thread average).
 pub(crate) fn threads_avg_compl(r: &Report) -> f64 {
     let per: Vec<f64> = r
