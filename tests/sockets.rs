@@ -139,26 +139,58 @@ fn ten_thousand_connections_end_to_end() {
     // Both sides count the bytes that crossed: the sender those acknowledged, the
     // receiver those its kernel took in, each at its own window's edges. At one instant
     // the sender cannot have more acknowledged than the receiver took in (what was
-    // written, 30 % to 110 % more here, would be); the edges, each sampled over 10,000
-    // sockets for tens of milliseconds, may lie up to 1 % of the traffic apart. The
-    // sender has less by what the receiver's kernel had not yet acknowledged: within
-    // 0.5 % on a quiet machine, up to 9 % for a debug build beside two CPU-bound
-    // processes, where delayed acknowledgements pile up.
+    // written, 30 % to 110 % more here, would be). Bytes flow only in the sender's
+    // window (its workers go after its first edge, which follows the receiver's), so
+    // the sender can have more only by what moved after the receiver's last edge and
+    // before its own: each report gives its edges on the wall clock (one host here),
+    // tens of milliseconds apart on a quiet host, more where a side was starved. Each
+    // edge is read over 10,000 sockets: 1 % more for that. The sender has less by what
+    // the receiver's kernel had not yet acknowledged: within 0.5 % on a quiet machine,
+    // up to 9 % for a debug build beside two CPU-bound processes, where delayed
+    // acknowledgements pile up.
     let bytes = |r: &serde_json::Value| r["totals"]["bytes"].as_u64().unwrap() as f64;
     let (delivered, received) = (bytes(sr), bytes(rr));
+    let at = |r: &serde_json::Value, edge: &str| r[edge].as_f64().unwrap();
+    let flowing = at(rr, "window_end_unix_s") - at(sr, "window_start_unix_s");
+    let ends_apart = at(sr, "window_end_unix_s") - at(rr, "window_end_unix_s");
+    // At most twice the average rate moved while only one window was open (the average
+    // includes the ramp-up of 10,000 connections).
+    let one_open = 2.0 * received / flowing * ends_apart.abs();
+    let lead = if ends_apart > 0.0 { one_open } else { 0.0 };
+    let lag = one_open - lead;
+    let figures = || {
+        let keys = ["duration_s", "window_start_unix_s", "window_end_unix_s"];
+        let side = |r: &serde_json::Value| {
+            let mut v: Vec<String> = keys.iter().map(|k| format!("{k} {}", r[k])).collect();
+            v.push(format!(
+                "stall {} from {}",
+                r["longest_stall_s"], r["longest_stall_from_s"]
+            ));
+            v.push(format!("steal % {}", r["cpu"]["steal_percent"]));
+            v.join(", ")
+        };
+        format!(
+            "delivered {delivered} vs received {received}\nsender: {}\nreceiver: {}",
+            side(sr),
+            side(rr)
+        )
+    };
     assert!(
-        delivered <= received * 1.02 && delivered >= received * 0.85,
-        "delivered {delivered} vs received {received}"
+        delivered <= received * 1.01 + lead && delivered >= received * 0.85 - lag,
+        "{}",
+        figures()
     );
     // With a real-time control thread (root), a thousand busy threads do not make a
-    // window's edges late: neither side reports an overrun of its plan.
+    // window's edges late: neither side reports an overrun of its plan, unless it says
+    // the hypervisor withheld the CPUs (then nothing on this host could keep the edges).
     if crate::util::is_root() {
         for r in [sr, rr] {
+            let steal = r["cpu"]["steal_percent"].as_f64().unwrap();
             assert!(
-                r["window_overrun_s"].is_null(),
+                r["window_overrun_s"].is_null() || steal >= 5.0,
                 "{}: {}",
                 r["side"],
-                r["duration_s"]
+                figures()
             );
         }
     }

@@ -98,6 +98,30 @@ mod tests {
     }
 
     #[test]
+    fn steal_is_reported_and_much_of_it_said() {
+        let with_steal = |steal: u64| {
+            crate::stats::fixture::seed_with(|m| {
+                m.sys.cpu.idle -= steal;
+                m.sys.cpu.steal = steal;
+            })
+        };
+        // 12,000 of the seed's 100,000 ticks.
+        let r = with_steal(12_000);
+        assert!((r.cpu.steal_percent - 12.0).abs() < 1e-9);
+        assert_eq!(
+            r.disturbance().as_deref(),
+            Some("the hypervisor withheld 12 % of the CPUs' time (steal)")
+        );
+        let doc = serde_json::to_value(&r).unwrap();
+        assert_eq!(doc["cpu"]["steal_percent"], 12.0);
+        assert_eq!(
+            with_steal(4_000).disturbance(),
+            None,
+            "below 5 % is not said"
+        );
+    }
+
+    #[test]
     fn the_xml_says_ended_early_only_when_the_test_did() {
         let f = cut_short(End::Fault("sender 1.2.3.4 closed".into()), None);
         for r in [cut_short(End::Completed, Some(6.0)), f] {

@@ -50,6 +50,8 @@ pub(crate) struct Measured {
     pub buffer_len: usize,
     /// Length of the measurement window in seconds.
     pub seconds: f64,
+    /// Wall-clock time of the window's first and last edge, seconds since the Unix epoch.
+    pub window_unix_s: (f64, f64),
     /// The length the window was planned to have; None in continuous mode.
     pub planned_s: Option<f64>,
     /// The longest span of the window in which no byte moved.

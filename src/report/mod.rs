@@ -180,6 +180,12 @@ pub(crate) struct Report {
     pub negotiated_cycle_s: Option<u32>,
     /// Length of the measurement window, seconds.
     pub duration_s: f64,
+    /// Wall-clock time of the window's first edge, seconds since the Unix epoch
+    /// (microsecond resolution): where the peer's clock is synchronized with this one
+    /// (the same host, PTP, chrony), the two windows can be laid side by side.
+    pub window_start_unix_s: f64,
+    /// Wall-clock time of the window's last edge, as above.
+    pub window_end_unix_s: f64,
     /// The longest span of the window in which no byte moved, seconds (100 ms steps).
     pub longest_stall_s: f64,
     /// When that span began, seconds into the window.
@@ -264,6 +270,9 @@ pub(crate) struct Cpu {
     pub iowait_percent: f64,
     /// System-wide soft-interrupt %.
     pub softirq_percent: f64,
+    /// System-wide steal %: time a virtual machine's CPUs wanted to run and the
+    /// hypervisor ran something else (counted as busy above, as both originals do).
+    pub steal_percent: f64,
     /// This process's CPU time / wall time × 100 (may exceed 100 on several CPUs).
     pub process_percent: f64,
     /// Busy cycles of all CPUs per byte moved (system-wide busy, as NTttcp).
@@ -315,8 +324,13 @@ pub(crate) struct DevInterrupts {
 /// A stall at least this long is worth a warning (TCP's own recovery takes 0.2 s).
 pub(crate) const STALL_NOTED_S: f64 = 0.5;
 
+/// Steal at least this share of the CPUs' time is worth a warning: the hypervisor
+/// held the test back, and the edges and figures with it.
+pub(crate) const STEAL_NOTED_PERCENT: f64 = 5.0;
+
 impl Report {
-    /// One line about the longest stall and any overrun, when there is something to say.
+    /// One line about the longest stall, any overrun and much steal, when there is
+    /// something to say.
     pub(crate) fn disturbance(&self) -> Option<String> {
         let stall = (self.longest_stall_s >= STALL_NOTED_S).then(|| {
             format!(
@@ -330,10 +344,14 @@ impl Report {
                 self.end.planned_s.unwrap_or(0.0)
             )
         });
-        match (stall, over) {
-            (None, None) => None,
-            (a, b) => Some(a.into_iter().chain(b).collect::<Vec<_>>().join("; ")),
-        }
+        let steal = (self.cpu.steal_percent >= STEAL_NOTED_PERCENT).then(|| {
+            format!(
+                "the hypervisor withheld {:.0} % of the CPUs' time (steal)",
+                self.cpu.steal_percent
+            )
+        });
+        let said: Vec<String> = [stall, over, steal].into_iter().flatten().collect();
+        (!said.is_empty()).then(|| said.join("; "))
     }
 
     /// A side that measured the whole window, without faults, finds out afterwards that

@@ -251,6 +251,7 @@ async fn start_test(
         affinity::prompt_wakeups(false);
         return Err(e);
     }
+    let t0 = Instant::now();
     notes(Note::Started);
     let (tx, rx) = mpsc::channel(8);
     let writers = sessions
@@ -259,7 +260,7 @@ async fn start_test(
         .map(|(i, c)| c.monitor(i, tx.clone()))
         .collect();
     Ok(Started {
-        t0: Instant::now(),
+        t0,
         writers,
         incoming: rx,
     })

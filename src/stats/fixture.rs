@@ -58,6 +58,7 @@ pub(crate) fn seed_measured() -> Measured {
         },
         buffer_len: 65536,
         seconds: 300.00515,
+        window_unix_s: (1_796_000_000.25, 1_796_000_300.255_15),
         planned_s: Some(300.0),
         stall: Default::default(),
         threads: buffers

@@ -68,6 +68,8 @@ pub(crate) fn report(mut m: Measured) -> Report {
         params: m.params,
         negotiated_cycle_s: m.negotiated_cycle_s,
         duration_s: m.seconds,
+        window_start_unix_s: m.window_unix_s.0,
+        window_end_unix_s: m.window_unix_s.1,
         longest_stall_s: m.stall.seconds,
         longest_stall_from_s: m.stall.from_s,
         window_overrun_s: overrun(m.seconds, m.planned_s),
@@ -131,6 +133,7 @@ pub(crate) fn from_window(
             Side::Receiver => cfg.data.recv_size,
         },
         seconds: w.seconds,
+        window_unix_s: (unix_s(w.wall.0), unix_s(w.wall.1)),
         planned_s: w.planned,
         stall: w.stall,
         threads,
@@ -220,6 +223,12 @@ fn totals(m: &Measured, threads: &[Thread]) -> Totals {
     }
 }
 
+/// Seconds since the Unix epoch, to the microsecond (0 for a clock set before it).
+fn unix_s(t: std::time::SystemTime) -> f64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_micros() as f64 / 1e6)
+}
+
 fn cpu(m: &Measured, bytes: u64) -> Cpu {
     let c = &m.sys.cpu;
     let total = c.total() as f64;
@@ -235,6 +244,7 @@ fn cpu(m: &Measured, bytes: u64) -> Cpu {
         idle_percent: pct(c.idle),
         iowait_percent: pct(c.iowait),
         softirq_percent: pct(c.softirq),
+        steal_percent: pct(c.steal),
         process_percent: ratio(m.sys.process_cpu_s * 100.0, m.seconds),
         cycles_per_byte: ratio(busy_hz, ratio(bytes as f64, m.seconds)),
     }

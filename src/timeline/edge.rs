@@ -2,7 +2,8 @@
 //! and where a side's clock starts.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::data::{Sample, WorkerState};
 use crate::sys::Snapshot;
@@ -17,21 +18,67 @@ pub(crate) fn sample(workers: &[Arc<WorkerState>]) -> Vec<Sample> {
 pub(crate) struct Edge {
     /// When it was sampled.
     pub at: Instant,
+    /// The same instant on the wall clock (comparable with a peer's on a synchronized
+    /// clock).
+    pub wall: SystemTime,
+    /// How long after the call `at` lies: a later edge over the same sockets that is
+    /// taken this much before its deadline lies on it.
+    pub lead: Duration,
     pub samples: Vec<Sample>,
     pub sys: Snapshot,
 }
 
 impl Edge {
     /// Samples every worker now. With thousands of connections that takes tens of
-    /// milliseconds: the edge is placed in the middle of it.
+    /// milliseconds, and longer where a socket is busy (reading its counters waits for a
+    /// send or receive call in progress to let go of it) or this thread is held back: the
+    /// edge is placed at the mean instant at which a connection was read, so that a
+    /// sampling that stalled early counts as late as the bytes it read.
     pub(crate) fn take(workers: &[Arc<WorkerState>]) -> Self {
+        let called = Instant::now();
         let sys = Snapshot::now();
-        let began = Instant::now();
-        let samples = sample(workers);
+        let (began, wall) = (Instant::now(), SystemTime::now());
+        let mut placed = Placement::default();
+        let samples = workers
+            .iter()
+            .map(|w| {
+                let before = began.elapsed();
+                let sample = w.sample();
+                let mid = (before + began.elapsed()) / 2;
+                placed.add(mid, w.open.load(Ordering::Relaxed).max(1));
+                sample
+            })
+            .collect();
+        let offset = placed.mean();
         Self {
-            at: began + began.elapsed() / 2,
+            at: began + offset,
+            wall: wall + offset,
+            lead: (began + offset).saturating_duration_since(called),
             samples,
             sys,
+        }
+    }
+}
+
+/// The mean of instants, each weighted by the connections read at it.
+#[derive(Default)]
+struct Placement {
+    seconds: f64,
+    weight: f64,
+}
+
+impl Placement {
+    fn add(&mut self, at: Duration, connections: usize) {
+        self.seconds += at.as_secs_f64() * connections as f64;
+        self.weight += connections as f64;
+    }
+
+    /// The mean offset (zero when nothing was read).
+    fn mean(&self) -> Duration {
+        if self.weight > 0.0 {
+            Duration::from_secs_f64(self.seconds / self.weight)
+        } else {
+            Duration::ZERO
         }
     }
 }

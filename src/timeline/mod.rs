@@ -5,7 +5,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
@@ -82,6 +82,8 @@ pub(crate) struct Window {
     pub planned: Option<f64>,
     /// The longest span of it in which no byte moved.
     pub stall: Stall,
+    /// Wall-clock time of its first and last edge.
+    pub wall: (SystemTime, SystemTime),
     /// Per-worker counters at the start of the window.
     pub start: Vec<Sample>,
     /// Same, at the end.
@@ -101,6 +103,7 @@ impl Window {
             seconds: 0.0,
             planned: plan.measure.map(|d| d.as_secs_f64()),
             stall: Stall::default(),
+            wall: (now.wall, now.wall),
             start: now.samples.clone(),
             end: now.samples,
             sys_start: now.sys.clone(),
@@ -149,11 +152,19 @@ pub(crate) async fn run<M: Monitor>(
         Start::Sampled(edge) if plan.warmup.is_zero() => *edge,
         _ => Edge::take(workers),
     };
-    let (start, sys_start, m0) = (opening.samples, opening.sys, opening.at);
+    // Workers held until after the first sample moved nothing since the clock started
+    // (a sender's, when the receiver's answer came): the window opens then, as the
+    // receiver's opened just before it answered.
+    let held = release.is_some() && plan.warmup.is_zero();
+    let m0 = if held { t0 } else { opening.at };
+    let opened = opening.wall - opening.at.saturating_duration_since(m0);
+    let (start, sys_start, lead) = (opening.samples, opening.sys, opening.lead);
     if plan.warmup.is_zero() {
         go();
     }
-    let end_at = plan.measure.map(|d| m0 + d);
+    // The last edge begins early by as much as the first took to reach its instant, so
+    // that it lies on the planned end.
+    let end_at = plan.measure.map(|d| m0 + d.saturating_sub(lead));
     let (ev, stall) = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
     let closing = Edge::take(workers);
     normal_priority.take();
@@ -170,6 +181,7 @@ pub(crate) async fn run<M: Monitor>(
         seconds,
         planned: plan.measure.map(|d| d.as_secs_f64()),
         stall,
+        wall: (opened, closing.wall),
         start,
         end: closing.samples,
         sys_start,

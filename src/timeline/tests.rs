@@ -148,3 +148,31 @@ fn continuous_mode_runs_until_an_event() {
     assert_eq!(w.ended, End::Interrupted);
     assert!((0.2..1.0).contains(&w.seconds), "{}", w.seconds);
 }
+
+#[test]
+fn a_window_whose_workers_were_held_opens_when_its_clock_started() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let release = crate::stop::Flag::new();
+    let (w, wall_t0) = rt.block_on(async {
+        // The receiver's answer came 100 ms ago; the workers wait for `release`, so
+        // nothing moved since: the window opens then, not at the first sample.
+        let t0 = Instant::now() - Duration::from_millis(100);
+        let wall_t0 = SystemTime::now() - Duration::from_millis(100);
+        let mut s = Script {
+            t0: Instant::now(),
+            events: vec![],
+        };
+        let p = plan(0, Some(300), None);
+        let w = run(Start::At(t0), p, &[], Some(&release), &mut s, &|_| {}).await;
+        (w, wall_t0)
+    });
+    assert!(release.is_set(), "the workers were let go");
+    assert!((0.29..0.6).contains(&w.seconds), "{}", w.seconds);
+    let opened = w.wall.0.duration_since(wall_t0).unwrap_or_default();
+    assert!(opened < Duration::from_millis(50), "{opened:?}");
+    let lasted = w.wall.1.duration_since(w.wall.0).unwrap().as_secs_f64();
+    assert!((lasted - w.seconds).abs() < 0.001, "{lasted} vs {}", w.seconds);
+}
