@@ -1,7 +1,7 @@
 //! Loopback throughput benchmark: ntttcp against iperf2 and iperf3 on 127.0.0.1, the same
 //! number of streams, interleaved, after waiting for an idle machine, repeated; medians
 //! and ratios printed. Run: `cargo bench --bench loopback -- [--seconds 5] [--reps 3]
-//! [--streams 1,2,4] [--zero-copy] [--udp] [--baseline PATH]`. `--udp` compares UDP
+//! [--streams 1,2,4] [--zero-copy] [--placements] [--udp] [--baseline PATH]`. `--udp` compares UDP
 //! instead: receiver goodput of unlimited 1472-byte datagrams, ntttcp `-u` against iperf3
 //! `-u -b 0`. `--baseline PATH` adds another ntttcp binary (say, a release build of an
 //! earlier commit) run with the default flags, so a change is measured before and after in
@@ -14,7 +14,7 @@
 //! `--io async` (a tokio runtime per worker; how the default was chosen), and with
 //! `--zero-copy` also its opt-in copy-avoiding paths (`-Z` sendfile on the sender,
 //! `--skip-rx-copy` MSG_TRUNC on the receiver, and both), whose gain is the ratio to the
-//! default column.
+//! default column. `--placements` adds each `--placement` (where `*` puts the workers).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,6 +47,9 @@ fn main() {
     let mut tools: Vec<Tool> = NTTTCP[..2].iter().copied().map(Tool::Ntttcp).collect();
     if args.iter().any(|a| a == "--zero-copy") {
         tools.extend(NTTTCP[2..].iter().copied().map(Tool::Ntttcp));
+    }
+    if args.iter().any(|a| a == "--placements") {
+        tools.extend(PLACEMENTS.iter().copied().map(Tool::Ntttcp));
     }
     // Leaked once: a `Tool` is `Copy` and names its binary for the whole run.
     let baseline: Option<&'static str> = args
@@ -146,6 +149,25 @@ const UDP_ONE_BY_ONE: Variant = (
     "-u -b 1472 --no-udp-offload",
     "-u --no-udp-offload",
 );
+
+/// `--placements`: where `*` puts the workers, each way (both sides).
+const PLACEMENTS: [Variant; 3] = [
+    (
+        "ntttcp --placement none",
+        "--placement none",
+        "--placement none",
+    ),
+    (
+        "ntttcp round-robin",
+        "--placement round-robin",
+        "--placement round-robin",
+    ),
+    (
+        "ntttcp opposite",
+        "--placement opposite",
+        "--placement opposite",
+    ),
+];
 
 /// The default first (ratios are against it), then the opt-in paths.
 const NTTTCP: [Variant; 5] = [

@@ -44,6 +44,23 @@ pub(crate) enum IoMode {
     Async,
 }
 
+/// Where `*` puts the workers unless `--placement` says otherwise.
+pub(crate) const DEFAULT_PLACEMENT: Placement = Placement::RoundRobin;
+
+/// Where the worker threads of a `*` mapping run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Placement {
+    /// No affinity: the scheduler places them (what `*` means in both originals).
+    None,
+    /// Worker k on the k-th allowed CPU, round-robin, on each side (on one host a TCP
+    /// stream's two ends share a core; a UDP receiver sits half the CPU list away).
+    RoundRobin,
+    /// Round-robin, every receiver worker half the CPU list away from the sender worker
+    /// of the same number.
+    Opposite,
+}
+
 /// Transport of the data connections (the sync channel is always TCP).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -163,6 +180,8 @@ pub(crate) struct Streams {
     pub base_port: u16,
     /// Use IPv6 wildcard/loopback defaults.
     pub ipv6: bool,
+    /// Where `*` mappings' workers run.
+    pub placement: Placement,
 }
 
 /// What the data connections carry, and how.
@@ -418,6 +437,7 @@ mod tests {
                 threads_per_port: n,
                 conns_per_thread: l,
                 base_port: 5001,
+                placement: Placement::RoundRobin,
                 ipv6: false,
             },
             data: DataOpts {

@@ -394,3 +394,83 @@ fn bandwidth_limit_holds_from_the_first_byte() {
     eprintln!("RATE -B 200M without warm-up: receiver measured {got:.0} bit/s ({err:.2}% off)");
     assert!(err <= 2.0, "{got} bit/s, {err:.2}% off");
 }
+
+/// The CPU list each of `pid`'s threads named `name-N` may run on, by N.
+fn thread_cpus(pid: u32, name: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    for t in tasks.flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let Some(n) = comm.trim().strip_prefix(&format!("{name}-")) else {
+            continue;
+        };
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        let cpus = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .map(|v| v.trim().to_string());
+        if let (Ok(n), Some(cpus)) = (n.parse(), cpus) {
+            found.push((n, cpus));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn placement_decides_where_the_workers_of_a_star_mapping_run() {
+    let _ports = Ports::take(1);
+    let all = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Cpus_allowed_list:")
+                .map(|v| v.trim().to_string())
+        })
+        .unwrap();
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    if cpus < 2 {
+        return eprintln!("one CPU: every placement is the same");
+    }
+    // A receiver's workers exist from the start: read where they may run.
+    let expect = |how: &str| -> Vec<String> {
+        match how {
+            "none" => vec![all.clone(), all.clone()],
+            "round-robin" => vec!["0".into(), "1".into()],
+            _ => (0..2)
+                .map(|k| ((k + cpus / 2) % cpus).to_string())
+                .collect(),
+        }
+    };
+    for (k, how) in ["none", "round-robin", "opposite"].iter().enumerate() {
+        let p = port(10 * k as u16 + 1);
+        let r = spawn(
+            "receiver",
+            &format!("-r -m 2,*,127.0.0.1 -p {p} -t 1 --placement {how} --format json"),
+        );
+        let want = expect(how);
+        let until = std::time::Instant::now() + LIMIT;
+        let mut seen = Vec::new();
+        while std::time::Instant::now() < until {
+            seen = thread_cpus(r.pid(), "recv");
+            if seen.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>() == want {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let got: Vec<String> = seen.into_iter().map(|(_, c)| c).collect();
+        assert_eq!(got, want, "--placement {how}");
+        // The report says which placement ran.
+        let s = run(
+            &format!("-s -m 2,*,127.0.0.1 -p {p} -t 1 --placement {how} --format json"),
+            LIMIT,
+        );
+        let ro = r.wait(LIMIT);
+        assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
+        for o in [&s, &ro] {
+            assert_eq!(json(&o.stdout)["reports"][0]["params"]["placement"], *how);
+        }
+    }
+}

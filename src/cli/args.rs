@@ -9,10 +9,10 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::help::{
     AFTER_SHORT_HELP, GENERATE, after_long_help, format_of, io_mode_of, parse_interval, parse_ms,
-    parse_secs,
+    parse_secs, placement_of,
 };
 use super::values::{ByteSize, Mapping, Rate, SockBuf};
-use crate::config::IoMode;
+use crate::config::{IoMode, Placement};
 use crate::report::Format;
 
 /// ntttcp: a network throughput benchmark compatible with Microsoft NTttcp and
@@ -62,6 +62,13 @@ pub(crate) struct Cli {
     #[arg(short = 'l', long = "connections", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = "Streams")]
     pub connections: Option<u32>,
+
+    /// Where the workers of a `*` mapping run: none (no affinity, the scheduler places
+    /// them), round-robin (worker k on the k-th CPU, on each side) or opposite
+    /// (round-robin, each receiver worker half the CPU list away from its sender).
+    #[arg(long = "placement", value_name = "HOW", help_heading = "Streams", hide_short_help = true,
+          value_parser = PossibleValuesParser::new(["none", "round-robin", "opposite"]).map(placement_of))]
+    pub placement: Option<Placement>,
 
     /// Base data port; the sync port is one below it [Windows: -p or -P; default 5001].
     #[arg(

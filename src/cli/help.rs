@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::winstyle::WINDOWS_FLAGS;
-use crate::config::IoMode;
+use crate::config::{IoMode, Placement};
 use crate::report::Format;
 
 /// Under `-h`: where the rest is.
@@ -85,6 +85,14 @@ pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
 }
 
 /// `--io`'s value (one of the possible values clap lists and checks).
+pub(super) fn placement_of(s: String) -> Placement {
+    match s.as_str() {
+        "none" => Placement::None,
+        "opposite" => Placement::Opposite,
+        _ => Placement::RoundRobin,
+    }
+}
+
 pub(super) fn io_mode_of(s: String) -> IoMode {
     match s.as_str() {
         "blocking" => IoMode::Blocking,

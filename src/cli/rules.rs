@@ -66,6 +66,7 @@ pub(super) fn to_config(
             conns_per_thread: cli.connections.unwrap_or(1),
             base_port,
             ipv6: cli.ipv6,
+            placement: cli.placement.unwrap_or(config::DEFAULT_PLACEMENT),
         },
         data: data_opts(&cli, dialect, sender_conns),
         timeline: Phases {

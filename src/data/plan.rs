@@ -19,8 +19,8 @@ pub(crate) struct SendPlan {
     pub target: SocketAddr,
     /// Connections this worker owns.
     pub conns: usize,
-    /// CPU to pin to.
-    pub cpu: usize,
+    /// CPU to pin to, if any.
+    pub cpu: Option<usize>,
     /// Bytes per write.
     pub size: usize,
     /// Blocking or async data path.
@@ -141,8 +141,8 @@ pub(crate) type Flows = Arc<tokio::sync::watch::Sender<u64>>;
 /// How a receiver worker reads.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RecvPlan {
-    /// CPU to pin to.
-    pub cpu: usize,
+    /// CPU to pin to, if any.
+    pub cpu: Option<usize>,
     /// TCP_NODELAY on accepted connections.
     pub no_delay: bool,
     /// `--skip-rx-copy`: discard with MSG_TRUNC instead of copying.

@@ -205,10 +205,14 @@ fn launch(
     let mut crew = Crew::new();
     let allowed = affinity::allowed_cpus();
     for (j, l) in listeners.into_iter().enumerate() {
-        let cpu = match cfg.data.protocol {
-            Protocol::Tcp => affinity::cpu_for(cfg.streams.ports[j].cpu, j, &allowed),
-            Protocol::Udp => affinity::udp_receiver_cpu_for(cfg.streams.ports[j].cpu, j, &allowed),
-        };
+        let udp = cfg.data.protocol == Protocol::Udp;
+        let cpu = affinity::receiver_cpu(
+            cfg.streams.ports[j].cpu,
+            cfg.streams.placement,
+            udp,
+            j,
+            &allowed,
+        );
         let control = data::PortControl {
             gate: gate.for_worker(),
             flows: flows.clone(),

@@ -138,6 +138,8 @@ pub(crate) struct Params {
     pub udp_offload: bool,
     /// Zero-copy paths in use (they change what is measured).
     pub zero_copy: crate::config::ZeroCopy,
+    /// Where the workers of `*` mappings ran (`--placement`).
+    pub placement: crate::config::Placement,
 }
 
 impl Params {
@@ -158,6 +160,7 @@ impl Params {
             protocol: cfg.data.protocol,
             udp_offload: cfg.data.udp_offload,
             zero_copy: cfg.data.zero_copy,
+            placement: cfg.streams.placement,
         }
     }
 }

@@ -161,7 +161,12 @@ fn launch(
         let plan = SendPlan {
             target: targets[t.port_index],
             conns: cfg.streams.conns_per_thread as usize,
-            cpu: affinity::cpu_for(cfg.streams.ports[t.port_index].cpu, t.index, &allowed),
+            cpu: affinity::sender_cpu(
+                cfg.streams.ports[t.port_index].cpu,
+                cfg.streams.placement,
+                t.index,
+                &allowed,
+            ),
             size: cfg.data.send_size,
             io: cfg.data.io_mode,
             connect_deadline: l.connect_deadline,

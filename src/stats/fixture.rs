@@ -55,6 +55,7 @@ pub(crate) fn seed_measured() -> Measured {
             protocol: Protocol::Tcp,
             udp_offload: true,
             zero_copy: Default::default(),
+            placement: crate::config::Placement::RoundRobin,
         },
         buffer_len: 65536,
         seconds: 300.00515,

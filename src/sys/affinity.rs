@@ -1,6 +1,6 @@
 //! CPU pinning of worker threads (core_affinity), and the list of CPUs we may use.
 
-use crate::config::CpuSpec;
+use crate::config::{CpuSpec, Placement};
 
 /// CPU numbers this process may run on (its affinity mask), in ascending order.
 pub(crate) fn allowed_cpus() -> Vec<usize> {
@@ -16,26 +16,42 @@ pub(crate) fn allowed_cpus() -> Vec<usize> {
     ids
 }
 
-/// The CPU worker `k` of a mapping runs on: the given CPU, or round-robin for `*`.
-pub(crate) fn cpu_for(spec: CpuSpec, k: usize, allowed: &[usize]) -> usize {
-    match spec {
-        CpuSpec::Cpu(c) => c,
-        CpuSpec::Any => allowed[k % allowed.len()],
+/// The CPU sender worker `k` of a mapping runs on: the given CPU; for `*`, none
+/// (`Placement::None`) or the k-th allowed one, round-robin.
+pub(crate) fn sender_cpu(
+    spec: CpuSpec,
+    how: Placement,
+    k: usize,
+    allowed: &[usize],
+) -> Option<usize> {
+    match (spec, how) {
+        (CpuSpec::Cpu(c), _) => Some(c),
+        (CpuSpec::Any, Placement::None) => None,
+        (CpuSpec::Any, _) => Some(allowed[k % allowed.len()]),
     }
 }
 
-/// Where a UDP receiver's worker `k` runs for `*`: half the CPU list away from where
-/// sender worker `k` runs. UDP has no flow control, so a receiver sharing its sender's
-/// core (as TCP streams do best, on one host) only runs when the sender yields, and its
-/// buffer overflows meanwhile: on loopback here 60 % loss and 1.9 Gbit/s received on
-/// one core against 2 % and 5.0 Gbit/s on two.
-pub(crate) fn udp_receiver_cpu_for(spec: CpuSpec, k: usize, allowed: &[usize]) -> usize {
-    cpu_for(spec, k + allowed.len() / 2, allowed)
+/// The CPU receiver worker `k` runs on: as a sender's, but half the CPU list away from
+/// sender worker `k` with `Placement::Opposite`, and for UDP with round-robin too. UDP has
+/// no flow control, so a receiver sharing its sender's core (as TCP streams do best, on
+/// one host) only runs when the sender yields, and its buffer overflows meanwhile: on
+/// loopback here 60 % loss and 1.9 Gbit/s received on one core against 2 % and
+/// 5.0 Gbit/s on two.
+pub(crate) fn receiver_cpu(
+    spec: CpuSpec,
+    how: Placement,
+    udp: bool,
+    k: usize,
+    allowed: &[usize],
+) -> Option<usize> {
+    let apart = how == Placement::Opposite || (udp && how == Placement::RoundRobin);
+    let k = if apart { k + allowed.len() / 2 } else { k };
+    sender_cpu(spec, how, k, allowed)
 }
 
-/// Pins the calling thread to `cpu`. Returns false if the kernel refused.
-pub(crate) fn pin_current(cpu: usize) -> bool {
-    core_affinity::set_for_current(core_affinity::CoreId { id: cpu })
+/// Pins the calling thread to `cpu`, if one is given. Returns false if the kernel refused.
+pub(crate) fn pin_current(cpu: Option<usize>) -> bool {
+    cpu.is_none_or(|id| core_affinity::set_for_current(core_affinity::CoreId { id }))
 }
 
 /// Gives the calling thread a real-time priority (SCHED_FIFO 1) with `prompt`, so that it
@@ -64,25 +80,47 @@ mod tests {
     #[test]
     fn round_robin_over_allowed_cpus() {
         let allowed = [0, 2, 5];
-        let got: Vec<usize> = (0..5).map(|k| cpu_for(CpuSpec::Any, k, &allowed)).collect();
-        assert_eq!(got, [0, 2, 5, 0, 2]);
-        assert_eq!(cpu_for(CpuSpec::Cpu(1), 7, &allowed), 1);
+        let rr = Placement::RoundRobin;
+        let got: Vec<_> = (0..5)
+            .map(|k| sender_cpu(CpuSpec::Any, rr, k, &allowed))
+            .collect();
+        assert_eq!(got, [Some(0), Some(2), Some(5), Some(0), Some(2)]);
+        assert_eq!(sender_cpu(CpuSpec::Cpu(1), rr, 7, &allowed), Some(1));
         assert!(!allowed_cpus().is_empty());
     }
 
     #[test]
-    fn udp_receivers_sit_opposite_their_senders() {
+    fn placements_of_the_two_ends() {
         let two = [0, 1];
-        let rx: Vec<usize> = (0..4)
-            .map(|k| udp_receiver_cpu_for(CpuSpec::Any, k, &two))
-            .collect();
-        let tx: Vec<usize> = (0..4).map(|k| cpu_for(CpuSpec::Any, k, &two)).collect();
-        assert_eq!((rx, tx), (vec![1, 0, 1, 0], vec![0, 1, 0, 1]));
+        let rx = |how, udp| -> Vec<_> {
+            (0..4)
+                .map(|k| receiver_cpu(CpuSpec::Any, how, udp, k, &two))
+                .collect()
+        };
+        let tx = |how| -> Vec<_> {
+            (0..4)
+                .map(|k| sender_cpu(CpuSpec::Any, how, k, &two))
+                .collect()
+        };
+        let (on, none) = (|c: usize| Some(c), None);
+        assert_eq!(tx(Placement::RoundRobin), [on(0), on(1), on(0), on(1)]);
         assert_eq!(
-            udp_receiver_cpu_for(CpuSpec::Cpu(0), 0, &two),
-            0,
-            "as given"
+            rx(Placement::RoundRobin, false),
+            tx(Placement::RoundRobin),
+            "a stream shares a core"
         );
-        assert_eq!(udp_receiver_cpu_for(CpuSpec::Any, 0, &[3]), 3, "one CPU");
+        assert_eq!(
+            rx(Placement::RoundRobin, true),
+            [on(1), on(0), on(1), on(0)],
+            "UDP sits opposite"
+        );
+        assert_eq!(rx(Placement::Opposite, false), [on(1), on(0), on(1), on(0)]);
+        assert_eq!(rx(Placement::None, true), [none; 4]);
+        assert_eq!(tx(Placement::None), [none; 4]);
+        assert_eq!(
+            receiver_cpu(CpuSpec::Cpu(1), Placement::None, false, 0, &two),
+            on(1),
+            "a CPU number pins"
+        );
     }
 }

@@ -174,5 +174,9 @@ fn a_window_whose_workers_were_held_opens_when_its_clock_started() {
     let opened = w.wall.0.duration_since(wall_t0).unwrap_or_default();
     assert!(opened < Duration::from_millis(50), "{opened:?}");
     let lasted = w.wall.1.duration_since(w.wall.0).unwrap().as_secs_f64();
-    assert!((lasted - w.seconds).abs() < 0.001, "{lasted} vs {}", w.seconds);
+    assert!(
+        (lasted - w.seconds).abs() < 0.001,
+        "{lasted} vs {}",
+        w.seconds
+    );
 }
