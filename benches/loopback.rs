@@ -1,8 +1,9 @@
-//! Loopback throughput benchmark: ntttcp against iperf2 and iperf3 on 127.0.0.1, the same
+//! Throughput benchmark: ntttcp against iperf2 and iperf3 on 127.0.0.1 (or, with `--veth`,
+//! between two network namespaces joined by a veth pair: GRO and a driver's path), the same
 //! number of streams, interleaved, after waiting for an idle machine, repeated; medians
 //! and ratios printed. Run: `cargo bench --bench loopback -- [--seconds 5] [--reps 3]
-//! [--streams 1,2,4] [--zero-copy] [--placements] [--udp] [--baseline PATH]`. `--udp` compares UDP
-//! instead: receiver goodput of unlimited 1472-byte datagrams, ntttcp `-u` against iperf3
+//! [--streams 1,2,4] [--zero-copy] [--placements] [--udp] [--veth] [--baseline PATH]`.
+//! `--udp` compares UDP instead: receiver goodput of unlimited 1472-byte datagrams, ntttcp `-u` against iperf3
 //! `-u -b 0`. `--baseline PATH` adds another ntttcp binary (say, a release build of an
 //! earlier commit) run with the default flags, so a change is measured before and after in
 //! the same interleaved run.
@@ -73,9 +74,19 @@ fn main() {
             println!("skipping {name}: not installed (apt-get install {name})");
         }
     }
+    let _path = if args.iter().any(|a| a == "--veth") {
+        Some(Namespaces::new().unwrap_or_else(|e| panic!("--veth: {e}")))
+    } else {
+        None
+    };
     let (cpus, mhz) = host_cpu();
+    let path = if VETH.get().is_some() {
+        "veth"
+    } else {
+        "loopback"
+    };
     println!(
-        "loopback benchmark: {seconds} s runs, {reps} reps, streams {streams:?}, {cpus} CPUs at {mhz} MHz"
+        "{path} benchmark: {seconds} s runs, {reps} reps, streams {streams:?}, {cpus} CPUs at {mhz} MHz"
     );
     // results[stream index][tool index] = (Gbit/s, c/B) per rep
     let mut results = vec![vec![Vec::new(); tools.len()]; streams.len()];
@@ -208,10 +219,10 @@ impl Tool {
             }
             Self::Baseline(bin) => run_ntttcp(bin, n, secs, port, "", ""),
             Self::Iperf2 => {
-                let _srv = Guard(spawn("iperf", &format!("-s -p {port}"))?);
+                let _srv = Guard(spawn(Rx, "iperf", &format!("-s -p {port}"))?);
                 std::thread::sleep(Duration::from_millis(500));
-                let args = format!("-c 127.0.0.1 -p {port} -P {n} -t {secs} -y C");
-                let (out, busy, wall) = timed(|| output("iperf", &args))?;
+                let args = format!("-c {} -p {port} -P {n} -t {secs} -y C", target());
+                let (out, busy, wall) = timed(|| output(Tx, "iperf", &args))?;
                 // CSV: the last field is bits/s, field 5 the stream id. Some versions add
                 // a sum line with id -1; 2.1.8 does not, so sum the streams then.
                 let lines: Vec<(String, f64)> = out
@@ -235,15 +246,16 @@ impl Tool {
             Self::Iperf3(udp) => {
                 let udp = if *udp { " -u -b 0 -l 1472" } else { "" };
                 let servers: Vec<Guard> = (0..n)
-                    .map(|i| spawn("iperf3", &format!("-s -1 -p {}", port + i as u16)).map(Guard))
+                    .map(|i| {
+                        spawn(Rx, "iperf3", &format!("-s -1 -p {}", port + i as u16)).map(Guard)
+                    })
                     .collect::<Result<_, _>>()?;
                 std::thread::sleep(Duration::from_millis(500));
                 let (outs, busy, wall) = timed(|| {
                     let clients: Vec<Child> = (0..n)
                         .map(|i| {
-                            let args =
-                                format!("-c 127.0.0.1 -p {} -t {secs} -J{udp}", port + i as u16);
-                            spawn("iperf3", &args)
+                            let (to, p) = (target(), port + i as u16);
+                            spawn(Tx, "iperf3", &format!("-c {to} -p {p} -t {secs} -J{udp}"))
                         })
                         .collect::<Result<_, _>>()?;
                     clients
@@ -275,9 +287,9 @@ fn run_ntttcp(
     tx_opts: &str,
     rx_opts: &str,
 ) -> Result<(f64, f64, f64), String> {
-    let common = format!("-m {n},*,127.0.0.1 -p {port} -t {secs}");
-    let rx = Guard(spawn(bin, &format!("-r {common} {rx_opts}"))?);
-    let (_, busy, wall) = timed(|| output(bin, &format!("-s {common} {tx_opts}")))?;
+    let common = format!("-m {n},*,{} -p {port} -t {secs}", target());
+    let rx = Guard(spawn(Rx, bin, &format!("-r {common} {rx_opts}"))?);
+    let (_, busy, wall) = timed(|| output(Tx, bin, &format!("-s {common} {tx_opts}")))?;
     let out = wait_output(rx, Duration::from_secs(secs as u64 + 15))?;
     Ok((ntttcp_receiver_rate(&out)?, busy, wall))
 }
@@ -306,9 +318,83 @@ impl Drop for Guard {
     }
 }
 
-fn spawn(cmd: &str, args: &str) -> Result<Child, String> {
-    Command::new(cmd)
-        .args(args.split_whitespace())
+/// Two network namespaces joined by a veth pair (`--veth`), removed when dropped.
+struct Namespaces([String; 2]);
+
+impl Namespaces {
+    fn new() -> Result<Self, String> {
+        let id = std::process::id();
+        let ns = Self([format!("ntb-rx-{id}"), format!("ntb-tx-{id}")]);
+        let [rx, tx] = &ns.0;
+        let steps = [
+            format!("netns add {rx}"),
+            format!("netns add {tx}"),
+            format!("link add ntb-tx netns {tx} type veth peer name ntb-rx netns {rx}"),
+            format!("-n {tx} addr add 10.231.0.1/24 dev ntb-tx"),
+            format!("-n {rx} addr add {VETH_RX_ADDR}/24 dev ntb-rx"),
+            format!("-n {tx} link set ntb-tx up"),
+            format!("-n {rx} link set ntb-rx up"),
+            format!("-n {tx} link set lo up"),
+            format!("-n {rx} link set lo up"),
+        ];
+        for step in steps {
+            let ok = Command::new("ip")
+                .args(step.split_whitespace())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                return Err(format!("ip {step} failed (root and iproute2 needed)"));
+            }
+        }
+        let _ = VETH.set((rx.clone(), tx.clone()));
+        Ok(ns)
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for ns in &self.0 {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+/// Which end of the path a process runs at.
+#[derive(Clone, Copy)]
+enum End {
+    Rx,
+    Tx,
+}
+use End::{Rx, Tx};
+
+/// `--veth`: the two network namespaces joined by a veth pair, receiver end first.
+static VETH: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+
+/// The receiver's address on the path.
+fn target() -> &'static str {
+    if VETH.get().is_some() {
+        VETH_RX_ADDR
+    } else {
+        "127.0.0.1"
+    }
+}
+
+const VETH_RX_ADDR: &str = "10.231.0.2";
+
+fn spawn(end: End, cmd: &str, args: &str) -> Result<Child, String> {
+    let mut c = match VETH.get() {
+        Some((rx, tx)) => {
+            let mut c = Command::new("ip");
+            let ns = match end {
+                Rx => rx,
+                Tx => tx,
+            };
+            c.args(["netns", "exec", ns, cmd]);
+            c
+        }
+        None => Command::new(cmd),
+    };
+    c.args(args.split_whitespace())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -316,8 +402,8 @@ fn spawn(cmd: &str, args: &str) -> Result<Child, String> {
         .map_err(|e| format!("{cmd}: {e}"))
 }
 
-fn output(cmd: &str, args: &str) -> Result<String, String> {
-    let c = spawn(cmd, args)?;
+fn output(end: End, cmd: &str, args: &str) -> Result<String, String> {
+    let c = spawn(end, cmd, args)?;
     wait_output(Guard(c), Duration::from_secs(120))
 }
 
