@@ -290,9 +290,12 @@ fn kernel_pacing_rate_is_split_over_the_connections() {
     let _quiet = crate::util::exclusive();
     // --fq-rate-limit 2G over 2 connections: SO_MAX_PACING_RATE of 1 Gbit/s each.
     let got = limited(port(71), 2, "--fq-rate-limit 2G");
-    let err = (got - 2.0).abs() / 2.0 * 100.0;
-    eprintln!("RATE --fq-rate-limit 2G: receiver measured {got:.4} Gbit/s ({err:.2}% off)");
-    assert!(err <= 2.0, "{got} Gbit/s");
+    eprintln!("RATE --fq-rate-limit 2G: receiver measured {got:.4} Gbit/s");
+    // The kernel's pacing is a cap: it never sends early, but a pacing timer that fires
+    // late on a busy machine is time lost, never made up (unlike -B's token bucket). So
+    // the total stays at or below 2G (not 4G, which one full rate per connection gives),
+    // and close to it.
+    assert!((1.8..=2.04).contains(&got), "{got} Gbit/s");
     let both = run("-s 127.0.0.1 -B 1G --fq-rate-limit 1G -t 1", LIMIT);
     assert_eq!(both.code(), Some(2), "one rate limit at a time: {both:?}");
 }

@@ -84,7 +84,7 @@ pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
     }
 }
 
-/// `--io`'s value (one of the possible values clap lists and checks).
+/// `--placement`'s value (one of the possible values clap lists and checks).
 pub(super) fn placement_of(s: String) -> Placement {
     match s.as_str() {
         "none" => Placement::None,
@@ -93,6 +93,7 @@ pub(super) fn placement_of(s: String) -> Placement {
     }
 }
 
+/// `--io`'s value (one of the possible values clap lists and checks).
 pub(super) fn io_mode_of(s: String) -> IoMode {
     match s.as_str() {
         "blocking" => IoMode::Blocking,
