@@ -7,6 +7,7 @@
 //! `UsageError`s.
 
 mod args;
+mod assemble;
 mod help;
 pub(crate) mod host;
 mod rules;

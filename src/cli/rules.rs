@@ -2,16 +2,15 @@
 //! names the flag as typed.
 
 use std::net::IpAddr;
-use std::time::Duration;
 
 use clap::ArgMatches;
 
 use super::args::Cli;
+use super::assemble::{data_opts, pid_file_of, role_of, show_of, streams_of, sync_of, timeout_of};
 use super::values::{CpuSpec, strip_brackets};
 use super::{typed_flag, winstyle};
 use crate::config::{
-    self, Config, Dialect, IoMode, Phases, PortPlan, Protocol, Role, SyncMode, UsageError,
-    loopback_host,
+    self, Config, Dialect, IoMode, Phases, PortPlan, Protocol, Role, UsageError, loopback_host,
 };
 
 /// Every cross-flag rule lives here.
@@ -60,15 +59,8 @@ pub(super) fn to_config(
         ports.len() * threads_per_port as usize * cli.connections.unwrap_or(1) as usize;
     Ok(Config {
         role,
-        streams: config::Streams {
-            ports,
-            threads_per_port,
-            conns_per_thread: cli.connections.unwrap_or(1),
-            base_port,
-            ipv6: cli.ipv6,
-            placement: cli.placement.unwrap_or(config::DEFAULT_PLACEMENT),
-        },
         data: data_opts(&cli, dialect, sender_conns),
+        streams: streams_of(&cli, ports, threads_per_port, base_port),
         timeline: Phases {
             warmup: cli.warmup.unwrap_or(0),
             duration: cli.duration.unwrap_or(config::DEFAULT_DURATION),
@@ -92,86 +84,8 @@ pub(super) fn to_config(
             daemon: cli.daemon,
             pid_file,
         },
-        show: config::Show {
-            quiet: cli.quiet,
-            verbose: cli.verbose,
-            tcp_retrans: cli.show_tcp_retrans,
-            nic: cli.show_nic_packets,
-            interrupts: cli.show_dev_interrupts,
-            interval: None,
-        },
+        show: show_of(&cli),
     })
-}
-
-/// What the data connections carry: sizes (NTttcp's buffers are 64 KiB, ntttcp-for-linux
-/// sends 128 KiB), offloads, zero-copy, socket options and rate limits.
-fn data_opts(cli: &Cli, dialect: Dialect, sender_conns: usize) -> config::DataOpts {
-    let size = cli.buffer.map(|b| b.0 as usize);
-    config::DataOpts {
-        protocol: if cli.udp {
-            Protocol::Udp
-        } else {
-            Protocol::Tcp
-        },
-        send_size: size.unwrap_or(match dialect {
-            Dialect::Windows => config::NTTTCP_BUFFER,
-            Dialect::Linux => config::DEFAULT_SEND_SIZE,
-        }),
-        recv_size: size.unwrap_or(config::DEFAULT_RECV_SIZE),
-        fit_datagrams: cli.udp && size.is_none(),
-        udp_offload: !cli.no_udp_offload,
-        zero_copy: config::ZeroCopy {
-            sendfile: cli.sendfile,
-            skip_rx_copy: cli.skip_rx_copy,
-        },
-        io_mode: cli.io.unwrap_or(IoMode::Auto),
-        sockopts: config::SockOpts {
-            no_delay: cli.no_delay,
-            pacing_rate: cli
-                .fq_rate_limit
-                .filter(|r| r.0 > 0.0)
-                .map(|r| (r.0 / 8.0 / sender_conns as f64).max(1.0) as u64),
-            send_buffer: cli.send_buffer.and_then(|b| b.0),
-            recv_buffer: cli.recv_buffer.and_then(|b| b.0),
-        },
-        rate_limit: cli.bandwidth.map(|r| r.0).filter(|r| *r > 0.0),
-        thread_rate: cli.thread_throttle.filter(|k| *k > 0.0).map(|k| k * 1024.0),
-    }
-}
-
-/// How the sides synchronize: a Windows-dialect line uses NTttcp's tokens.
-fn sync_of(cli: &Cli, dialect: Dialect) -> SyncMode {
-    match (cli.no_sync, dialect) {
-        (true, _) => SyncMode::Off,
-        (false, Dialect::Linux) => SyncMode::Linux,
-        (false, Dialect::Windows) => SyncMode::Windows {
-            port_handout: cli.sync_ports,
-        },
-    }
-}
-
-/// `--pid-file`, made absolute (a daemon changes its directory).
-fn pid_file_of(cli: &Cli) -> Result<Option<std::path::PathBuf>, UsageError> {
-    let Some(p) = &cli.pid_file else {
-        return Ok(None);
-    };
-    std::path::absolute(p).map(Some).map_err(|e| {
-        UsageError(format!(
-            "invalid value '{}' for '--pid-file': {e}",
-            p.display()
-        ))
-    })
-}
-
-/// The role and the host named with it (`-r HOST`, `-s HOST`).
-fn role_of(cli: &Cli) -> (Role, Option<String>) {
-    let (role, host) = match (&cli.receiver, &cli.sender, cli.loopback) {
-        (_, _, true) => (Role::Loopback, None),
-        (_, Some(addr), _) => (Role::Sender, addr.clone()),
-        (Some(addr), None, _) => (Role::Receiver, addr.clone()),
-        (None, None, _) => (Role::Receiver, None),
-    };
-    (role, host.map(|h| strip_brackets(&h).to_string()))
 }
 
 /// A mapping's CPU must be one this process may run on.
@@ -356,16 +270,6 @@ fn check_source(cli: &Cli, role: Role, threads: usize) -> Result<(), UsageError>
         }
     }
     Ok(())
-}
-
-/// --timeout (seconds) or Windows -to (milliseconds; 0 = an hour, at least 100 ms).
-fn timeout_of(cli: &Cli) -> Duration {
-    match (cli.timeout, cli.timeout_ms) {
-        (Some(s), _) => Duration::from_secs(s.into()),
-        (None, Some(0)) => Duration::from_secs(3600),
-        (None, Some(ms)) => Duration::from_millis(ms.max(100)),
-        (None, None) => config::DEFAULT_TIMEOUT,
-    }
 }
 
 /// Rules of UDP and the zero-copy paths.
