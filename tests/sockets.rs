@@ -447,11 +447,18 @@ fn placement_decides_where_the_workers_of_a_star_mapping_run() {
                 .collect(),
         }
     };
-    for (k, how) in ["none", "round-robin", "opposite"].iter().enumerate() {
+    // Without --placement, `*` means what it means in both originals: no affinity.
+    let flags = [
+        ("none", "--placement none"),
+        ("round-robin", "--placement round-robin"),
+        ("opposite", "--placement opposite"),
+        ("none", ""),
+    ];
+    for (k, (how, flag)) in flags.iter().enumerate() {
         let p = port(10 * k as u16 + 1);
         let r = spawn(
             "receiver",
-            &format!("-r -m 2,*,127.0.0.1 -p {p} -t 1 --placement {how} --format json"),
+            &format!("-r -m 2,*,127.0.0.1 -p {p} -t 1 {flag} --format json"),
         );
         let want = expect(how);
         let until = std::time::Instant::now() + LIMIT;
@@ -464,10 +471,10 @@ fn placement_decides_where_the_workers_of_a_star_mapping_run() {
             std::thread::sleep(Duration::from_millis(20));
         }
         let got: Vec<String> = seen.into_iter().map(|(_, c)| c).collect();
-        assert_eq!(got, want, "--placement {how}");
+        assert_eq!(got, want, "{flag:?}");
         // The report says which placement ran.
         let s = run(
-            &format!("-s -m 2,*,127.0.0.1 -p {p} -t 1 --placement {how} --format json"),
+            &format!("-s -m 2,*,127.0.0.1 -p {p} -t 1 {flag} --format json"),
             LIMIT,
         );
         let ro = r.wait(LIMIT);

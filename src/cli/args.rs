@@ -64,8 +64,9 @@ pub(crate) struct Cli {
     pub connections: Option<u32>,
 
     /// Where the workers of a `*` mapping run: none (no affinity, the scheduler places
-    /// them), round-robin (worker k on the k-th CPU, on each side) or opposite
-    /// (round-robin, each receiver worker half the CPU list away from its sender).
+    /// them, as in both originals; the default), round-robin (worker k on the k-th CPU, on
+    /// each side) or opposite (round-robin, each receiver worker half the CPU list away
+    /// from its sender).
     #[arg(long = "placement", value_name = "HOW", help_heading = "Streams", hide_short_help = true,
           value_parser = PossibleValuesParser::new(["none", "round-robin", "opposite"]).map(placement_of))]
     pub placement: Option<Placement>,

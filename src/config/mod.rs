@@ -44,8 +44,10 @@ pub(crate) enum IoMode {
     Async,
 }
 
-/// Where `*` puts the workers unless `--placement` says otherwise.
-pub(crate) const DEFAULT_PLACEMENT: Placement = Placement::RoundRobin;
+/// Where `*` puts the workers unless `--placement` says otherwise: nowhere in particular,
+/// as in both originals (measured faster or equal at 1, 2 and 4 streams between two
+/// namespaces, and at 1 and 2 on loopback; docs/benchmarks.md has the table).
+pub(crate) const DEFAULT_PLACEMENT: Placement = Placement::None;
 
 /// Where the worker threads of a `*` mapping run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
