@@ -14,6 +14,8 @@
 //! each); a path more than 5 % above its baseline is printed as a REGRESSION, so a change
 //! that costs instructions shows in review. `--save` rewrites the baseline file.
 
+mod args;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -35,12 +37,7 @@ const BASE_PORT: u16 = 39901;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let opt = |name: &str, default: &str| -> String {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1).cloned())
-            .unwrap_or_else(|| default.to_string())
-    };
+    let opt = |name: &str, default: &str| args::opt(&args, name, default);
     let short: u32 = opt("--short", "1").parse().expect("--short SECS");
     let long: u32 = opt("--long", "3").parse().expect("--long SECS");
     let reps: usize = opt("--reps", "3").parse().expect("--reps N");
@@ -75,7 +72,7 @@ fn main() {
         );
         measured.push((name.to_string(), per_byte));
     }
-    if args.iter().any(|a| a == "--save") {
+    if args::has(&args, "--save") {
         let text: String = measured
             .iter()
             .map(|(n, v)| format!("{n} {v:.6}\n"))

@@ -17,6 +17,8 @@
 //! `--skip-rx-copy` MSG_TRUNC on the receiver, and both), whose gain is the ratio to the
 //! default column. `--placements` adds each `--placement` (where `*` puts the workers).
 
+mod args;
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,12 +26,7 @@ const BASE_PORT: u16 = 39001;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let opt = |name: &str, default: &str| -> String {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1).cloned())
-            .unwrap_or_else(|| default.to_string())
-    };
+    let opt = |name: &str, default: &str| args::opt(&args, name, default);
     let seconds: u32 = opt("--seconds", "5").parse().expect("--seconds N");
     let reps: usize = opt("--reps", "3").parse().expect("--reps N");
     let streams: Vec<usize> = opt("--streams", "1,2,4")
@@ -44,12 +41,12 @@ fn main() {
             .status()
             .is_ok()
     };
-    let udp = args.iter().any(|a| a == "--udp");
+    let udp = args::has(&args, "--udp");
     let mut tools: Vec<Tool> = NTTTCP[..2].iter().copied().map(Tool::Ntttcp).collect();
-    if args.iter().any(|a| a == "--zero-copy") {
+    if args::has(&args, "--zero-copy") {
         tools.extend(NTTTCP[2..].iter().copied().map(Tool::Ntttcp));
     }
-    if args.iter().any(|a| a == "--placements") {
+    if args::has(&args, "--placements") {
         tools.extend(PLACEMENTS.iter().copied().map(Tool::Ntttcp));
     }
     // Leaked once: a `Tool` is `Copy` and names its binary for the whole run.
@@ -74,7 +71,7 @@ fn main() {
             println!("skipping {name}: not installed (apt-get install {name})");
         }
     }
-    let _path = if args.iter().any(|a| a == "--veth") {
+    let _path = if args::has(&args, "--veth") {
         Some(Namespaces::new().unwrap_or_else(|e| panic!("--veth: {e}")))
     } else {
         None
