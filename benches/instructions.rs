@@ -56,7 +56,8 @@ fn main() {
     for (i, (name, flags)) in PATHS.iter().enumerate() {
         let mut slopes = Vec::new();
         for rep in 0..reps {
-            let port = BASE_PORT + (i as u16) * 10 + (rep as u16 % 2) * 5;
+            // Each run its own ports: sync port `port - 1`, data `port` (+2 for the long run).
+            let port = BASE_PORT + ((i * reps + rep) * 4) as u16;
             match slope(bin, flags, port, short, long) {
                 Ok(per_byte) => slopes.push(per_byte),
                 Err(e) => println!("{name:<18} failed: {e}"),
@@ -109,7 +110,7 @@ fn median(v: &mut [f64]) -> Option<f64> {
 /// Instructions per byte between a `short` and a `long` run of one path.
 fn slope(bin: &Path, flags: &str, port: u16, short: u32, long: u32) -> Result<f64, String> {
     let (ir_a, bytes_a) = counted(bin, flags, port, short)?;
-    let (ir_b, bytes_b) = counted(bin, flags, port + 5, long)?;
+    let (ir_b, bytes_b) = counted(bin, flags, port + 2, long)?;
     if bytes_b <= bytes_a {
         return Err(format!(
             "the {long} s run moved no more bytes ({bytes_b}) than the {short} s one ({bytes_a})"
