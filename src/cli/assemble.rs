@@ -38,14 +38,15 @@ pub(super) fn show_of(cli: &Cli) -> config::Show {
 
 /// What the data connections carry: sizes (NTttcp's buffers are 64 KiB, ntttcp-for-linux
 /// sends 128 KiB), offloads, zero-copy, socket options and rate limits.
-pub(super) fn data_opts(cli: &Cli, dialect: Dialect, sender_conns: usize) -> config::DataOpts {
+pub(super) fn data_opts(
+    cli: &Cli,
+    dialect: Dialect,
+    protocol: Protocol,
+    sender_conns: usize,
+) -> config::DataOpts {
     let size = cli.buffer.map(|b| b.0 as usize);
     config::DataOpts {
-        protocol: if cli.udp {
-            Protocol::Udp
-        } else {
-            Protocol::Tcp
-        },
+        protocol,
         send_size: size.unwrap_or(match dialect {
             Dialect::Windows => config::NTTTCP_BUFFER,
             Dialect::Linux => config::DEFAULT_SEND_SIZE,

@@ -59,7 +59,7 @@ pub(super) fn to_config(
         ports.len() * threads_per_port as usize * cli.connections.unwrap_or(1) as usize;
     Ok(Config {
         role,
-        data: data_opts(&cli, dialect, sender_conns),
+        data: data_opts(&cli, dialect, protocol, sender_conns),
         streams: streams_of(&cli, ports, threads_per_port, base_port),
         timeline: Phases {
             warmup: cli.warmup.unwrap_or(0),
