@@ -115,6 +115,13 @@ pub(crate) struct Cli {
     )]
     pub skip_rx_copy: bool,
 
+    /// Sender: request/response instead of bulk data: each connection sends SIZE bytes
+    /// (default 1), waits for the receiver to echo them and times the round trip;
+    /// reports transactions/s and latency percentiles. Needs this ntttcp as the receiver.
+    #[arg(long = "rr", value_name = "SIZE", num_args = 0..=1, default_missing_value = "1",
+          help_heading = "Beyond NTTTCP")]
+    pub rr: Option<ByteSize>,
+
     /// UDP: one datagram per system call, without the kernel's segmentation offload (GSO)
     /// on the sender and coalescing (GRO) on the receiver.
     #[arg(long = "no-udp-offload", help_heading = "UDP", hide_short_help = true)]

@@ -58,6 +58,9 @@ pub(super) fn data_opts(
             sendfile: cli.sendfile,
             skip_rx_copy: cli.skip_rx_copy,
         },
+        workload: cli.rr.map_or(config::Workload::Stream, |b| {
+            config::Workload::RequestResponse { size: b.0 as usize }
+        }),
         io_mode: cli.io.unwrap_or(IoMode::Auto),
         sockopts: config::SockOpts {
             no_delay: cli.no_delay,

@@ -51,6 +51,7 @@ pub(super) fn to_config(
         Protocol::Tcp
     };
     check_transport(&cli, role, protocol)?;
+    check_workload(&cli, role, protocol)?;
     check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
     let timeout = timeout_of(&cli);
     let pid_file = pid_file_of(&cli)?;
@@ -270,6 +271,37 @@ fn check_source(cli: &Cli, role: Role, threads: usize) -> Result<(), UsageError>
         }
     }
     Ok(())
+}
+
+/// Rules of `--rr`: a sender's choice over TCP, with bulk-only options refused.
+fn check_workload(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
+    let Some(size) = cli.rr else { return Ok(()) };
+    let err = |m: String| Err(UsageError(m));
+    if role == Role::Receiver {
+        return err(
+            "--rr applies to the sender: the receiver answers whatever its senders ask".into(),
+        );
+    }
+    if size.0 == 0 || size.0 > config::MAX_RR_SIZE as u64 {
+        return err(format!(
+            "invalid value '{}' for '--rr': a request is 1 byte to {} MiB",
+            size.0,
+            config::MAX_RR_SIZE >> 20
+        ));
+    }
+    let bulk_only = [
+        (protocol == Protocol::Udp, "-u/--udp"),
+        (cli.sendfile, "-Z/--sendfile"),
+        (cli.bandwidth.is_some(), "-B"),
+        (cli.fq_rate_limit.is_some(), "--fq-rate-limit"),
+        (cli.thread_throttle.is_some(), "-thr"),
+    ];
+    match bulk_only.iter().find(|(given, _)| *given) {
+        Some((_, flag)) => err(format!(
+            "--rr cannot be combined with {flag}: it is for bulk tests"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Rules of UDP and the zero-copy paths.

@@ -85,6 +85,34 @@ pub(crate) struct ZeroCopy {
     pub skip_rx_copy: bool,
 }
 
+/// What a test's data connections carry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub(crate) enum Workload {
+    /// Bulk data from sender to receiver, as both NTTTCPs do (the default).
+    #[default]
+    Stream,
+    /// `--rr SIZE`: each connection sends `size` bytes, waits for the receiver to echo
+    /// them, and times the round trip; one transaction at a time per connection.
+    RequestResponse {
+        /// Bytes of each request (and of its response).
+        size: usize,
+    },
+}
+
+impl Workload {
+    /// The flag that asked for it, as the user typed it; None for a plain stream test.
+    pub(crate) fn flag(self) -> Option<&'static str> {
+        match self {
+            Self::Stream => None,
+            Self::RequestResponse { .. } => Some("--rr"),
+        }
+    }
+}
+
+/// Largest `--rr` request: a transaction is a latency probe, not a bulk transfer.
+pub(crate) const MAX_RR_SIZE: usize = 16 << 20;
+
 /// One receiver port: where it listens (or where the sender finds it) and which CPU its
 /// threads run on. Port j of the run is `base_port + j`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -201,6 +229,8 @@ pub(crate) struct DataOpts {
     pub udp_offload: bool,
     /// Zero-copy paths asked for.
     pub zero_copy: ZeroCopy,
+    /// What the connections carry (sender; a receiver learns it per connection).
+    pub workload: Workload,
     /// Data-path style for sender workers.
     pub io_mode: IoMode,
     /// Socket options of the data connections.

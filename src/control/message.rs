@@ -19,6 +19,31 @@ pub(crate) const WAIT: i32 = b'W' as i32;
 /// 'E': the sender ended early, or the receiver rejects.
 pub(crate) const END: i32 = b'E' as i32;
 
+/// Our extension's probe, sent in place of the first proposal by a sender that needs
+/// more than ntttcp-for-linux's exchange (`--rr`). Negative, so no stock sender ever
+/// proposes it; a stock receiver reads it as a proposal shorter than its own `-t` and
+/// answers that `-t` (0 or more), which no extended receiver sends here.
+pub(crate) const PROBE: i32 = i32::from_be_bytes([0xA7, b'N', b'T', 1]);
+/// The high bytes of an extended receiver's answer to `PROBE`; the low byte holds the
+/// `Features` it serves.
+const FEATURES_TAG: [u8; 3] = [0xA8, b'N', b'T'];
+
+/// What an extended receiver serves, one bit each (the answer's low byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Features(pub u8);
+
+impl Features {
+    /// `--rr`: it echoes requests.
+    pub(crate) const REQUEST_RESPONSE: Self = Self(1);
+    /// Everything this build serves.
+    pub(crate) const ALL: Self = Self::REQUEST_RESPONSE;
+
+    /// Whether every bit of `other` is served.
+    pub(crate) fn has(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
 /// The receiver's state as reported to a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
@@ -35,7 +60,8 @@ pub(crate) enum State {
 pub(crate) enum RequestPhase {
     /// The first message: a state query.
     Query,
-    /// The proposed cycle time (any non-negative integer, even 82).
+    /// The proposed cycle time (any non-negative integer, even 82), or our extension's
+    /// probe.
     Proposal,
     /// A start request (or another query, or an early end).
     Start,
@@ -56,6 +82,8 @@ pub(crate) enum Request {
     StartLast,
     /// 'E'
     End,
+    /// Our extension's probe (`PROBE`).
+    Probe,
 }
 
 /// What the sender is waiting for.
@@ -67,6 +95,8 @@ pub(crate) enum ReplyPhase {
     Negotiated,
     /// The answer to a start request.
     Start,
+    /// The answer to our extension's probe.
+    Probe,
 }
 
 /// A message from receiver to sender.
@@ -82,6 +112,10 @@ pub(crate) enum Reply {
     Wait,
     /// 'E': rejected.
     Reject,
+    /// An extended receiver's answer to the probe: what it serves.
+    Features(Features),
+    /// Any other answer to the probe (0 or more: a stock receiver's own `-t`).
+    NotExtended(i32),
 }
 
 /// An integer that makes no sense in the phase it arrived in.
@@ -124,6 +158,7 @@ impl Request {
             Self::Start => START,
             Self::StartLast => START_LAST,
             Self::End => END,
+            Self::Probe => PROBE,
         }
     }
 
@@ -134,6 +169,7 @@ impl Request {
             (RequestPhase::Query, QUERY) => Ok(Self::Query),
             (RequestPhase::Query, _) => Err(unexpected("a state query ('X')")),
             (RequestPhase::Proposal, v) if v >= 0 => Ok(Self::Propose(v as u32)),
+            (RequestPhase::Proposal, PROBE) => Ok(Self::Probe),
             (RequestPhase::Proposal, _) => Err(unexpected("a cycle time in seconds")),
             (RequestPhase::Start, START) => Ok(Self::Start),
             (RequestPhase::Start, START_LAST) => Ok(Self::StartLast),
@@ -154,6 +190,11 @@ impl Reply {
             Self::Go => START,
             Self::Wait => WAIT,
             Self::Reject => END,
+            Self::Features(f) => {
+                let [a, b, c] = FEATURES_TAG;
+                i32::from_be_bytes([a, b, c, f.0])
+            }
+            Self::NotExtended(v) => v,
         }
     }
 
@@ -171,6 +212,14 @@ impl Reply {
             (ReplyPhase::Start, WAIT) => Ok(Self::Wait),
             (ReplyPhase::Start, END) => Ok(Self::Reject),
             (ReplyPhase::Start, _) => Err(unexpected("'R', 'W' or 'E'")),
+            (ReplyPhase::Probe, v) => {
+                let [a, b, c, bits] = v.to_be_bytes();
+                Ok(if [a, b, c] == FEATURES_TAG {
+                    Self::Features(Features(bits))
+                } else {
+                    Self::NotExtended(v)
+                })
+            }
         }
     }
 }
@@ -269,7 +318,12 @@ mod tests {
             RequestPhase::Start,
             RequestPhase::Running,
         ];
-        let reply_phases = [ReplyPhase::State, ReplyPhase::Negotiated, ReplyPhase::Start];
+        let reply_phases = [
+            ReplyPhase::State,
+            ReplyPhase::Negotiated,
+            ReplyPhase::Start,
+            ReplyPhase::Probe,
+        ];
         for v in values {
             for p in request_phases {
                 // Whatever decodes must encode back to the same integer.
@@ -284,6 +338,31 @@ mod tests {
             }
             assert_eq!(decode(encode(v)), v);
         }
+    }
+
+    #[test]
+    fn the_probe_is_read_apart_from_any_proposal_and_its_answers_apart_from_a_stock_one() {
+        const { assert!(PROBE < 0, "a stock sender never proposes a negative cycle") };
+        assert_eq!(encode(PROBE), [0xA7, b'N', b'T', 1]);
+        assert_eq!(
+            Request::decode(RequestPhase::Proposal, PROBE),
+            Ok(Request::Probe)
+        );
+        // Any other negative proposal is still an error, and the probe means nothing
+        // in the other phases.
+        assert!(Request::decode(RequestPhase::Proposal, PROBE + 1).is_err());
+        assert!(Request::decode(RequestPhase::Start, PROBE).is_err());
+        let ours = Reply::Features(Features::ALL);
+        assert_eq!(Reply::decode(ReplyPhase::Probe, ours.value()), Ok(ours));
+        // A stock receiver answers the probe with its own -t, 0 or more.
+        for stock in [0, 3, 60, 82, i32::MAX] {
+            assert_eq!(
+                Reply::decode(ReplyPhase::Probe, stock),
+                Ok(Reply::NotExtended(stock))
+            );
+        }
+        assert!(Features(3).has(Features::REQUEST_RESPONSE));
+        assert!(!Features(2).has(Features::REQUEST_RESPONSE));
     }
 
     #[test]

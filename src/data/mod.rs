@@ -7,7 +7,9 @@
 //! datagram counts it carries. Each worker owns its counters, written only by its own
 //! thread and sampled by the control plane at the edges of the measurement window.
 
+mod header;
 mod plan;
+mod rr;
 mod sending;
 mod tcp_recv;
 mod tcp_send;
@@ -16,6 +18,7 @@ pub(crate) mod udp_accounting;
 mod worker;
 
 pub(crate) use plan::{Flows, Payload, RecvPlan, SendPlan};
+pub(crate) use rr::rr_worker;
 pub(crate) use sending::listen;
 pub(crate) use tcp_recv::{PortControl, RecvBuffer, recv_worker};
 pub(crate) use tcp_send::send_worker;

@@ -27,6 +27,8 @@ pub(crate) struct SendPlan {
     pub io: IoMode,
     /// When connecting must be done.
     pub connect_deadline: Instant,
+    /// How long a request/response transaction may take (`--timeout`).
+    pub timeout: std::time::Duration,
     /// Socket options to set on every connection.
     pub opts: SockOpts,
     /// Rate limits this worker obeys.

@@ -11,12 +11,13 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use socket2::SockRef;
-use tokio::io::Interest;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 
 use crate::admission::{Admission, WorkerGate};
 use crate::stop::Flag;
 use crate::sys::affinity;
 
+use super::header::{self, Header, Opening};
 use super::plan::{Flows, RecvPlan, filled};
 use super::worker::{FinishGuard, WorkerState, runtime};
 
@@ -150,20 +151,82 @@ impl RecvBuffer {
     }
 }
 
-/// Reads one connection until it closes, into this thread's shared buffer (or, with
-/// MSG_TRUNC, into nothing at all).
+/// Serves one connection until it closes: a request/response test's connection opens
+/// with our header and is echoed; anything else is drained.
 async fn drain(
-    s: tokio::net::TcpStream,
+    mut s: tokio::net::TcpStream,
     plan: RecvPlan,
     me: Arc<WorkerState>,
     gate: Arc<Admission>,
     flows: Flows,
 ) {
-    let mut flowing = false;
-    let flags = if plan.skip_copy { libc::MSG_TRUNC } else { 0 };
-    let sock = SockRef::from(&s);
     // Declared after `s`, so dropped before it closes: also when the task is cancelled.
     let _open = Open::register(&me, &gate, s.as_raw_fd());
+    match opening(&mut s, &me).await {
+        Ok(First::Header(Header::Echo { size })) => {
+            flows.send_modify(|n| *n += 1);
+            me.echo_size.store(u64::from(size), Ordering::Relaxed);
+            echo(&mut s, &me).await;
+        }
+        Ok(First::Plain { read }) => bulk(&s, plan, &me, &flows, read > 0).await,
+        // A header cut short by a reset: nothing more to read.
+        Err(_) => {}
+    }
+}
+
+/// How a connection began.
+enum First {
+    /// With our header, consumed.
+    Header(Header),
+    /// As a plain stream, whose bytes stay unread for `bulk`, except `read` that began
+    /// like a header and had to be read (and counted) to tell.
+    Plain { read: usize },
+}
+
+/// Looks at a connection's first bytes.
+async fn opening(s: &mut tokio::net::TcpStream, me: &WorkerState) -> io::Result<First> {
+    let mut head = [0u8; header::LEN];
+    let n = s.peek(&mut head).await?;
+    match Header::read(&head[..n]) {
+        Opening::Payload => return Ok(First::Plain { read: 0 }),
+        Opening::Header(h) => {
+            s.read_exact(&mut head).await?;
+            return Ok(First::Header(h));
+        }
+        Opening::Partial => {}
+    }
+    // Too few bytes to tell (a header is written whole, so a peer that stalls here is
+    // no sender of ours): read them out rather than peek again, which would spin.
+    let mut got = 0;
+    while got < header::LEN {
+        match s.read(&mut head[got..]).await? {
+            0 => break,
+            k => got += k,
+        }
+    }
+    match Header::read(&head[..got]) {
+        Opening::Header(h) => Ok(First::Header(h)),
+        _ => {
+            me.counters.add(got);
+            Ok(First::Plain { read: got })
+        }
+    }
+}
+
+/// Reads a plain stream until it closes, into this thread's shared buffer (or, with
+/// MSG_TRUNC, into nothing at all).
+async fn bulk(
+    s: &tokio::net::TcpStream,
+    plan: RecvPlan,
+    me: &WorkerState,
+    flows: &Flows,
+    mut flowing: bool,
+) {
+    let flags = if plan.skip_copy { libc::MSG_TRUNC } else { 0 };
+    let sock = SockRef::from(s);
+    if flowing {
+        flows.send_modify(|n| *n += 1);
+    }
     loop {
         let r = s
             .async_io(Interest::READABLE, || {
@@ -185,6 +248,26 @@ async fn drain(
         }
     }
 }
+
+/// Echoes a request/response connection until it closes: every byte read is written
+/// back (counted as read), so a request of any size gets its response whole.
+async fn echo(s: &mut tokio::net::TcpStream, me: &WorkerState) {
+    let mut buf = vec![0u8; ECHO_CHUNK];
+    loop {
+        match s.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                me.counters.add(n);
+                if s.write_all(&buf[..n]).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Bytes an echoing connection reads (and writes back) at once.
+const ECHO_CHUNK: usize = 64 << 10;
 
 /// A receiver connection while it is open: listed in `WorkerState::receiving` and counted as
 /// open (worker and gate); dropping it undoes all three before the socket closes, so

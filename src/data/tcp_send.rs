@@ -33,41 +33,9 @@ pub(crate) fn send_worker(
 ) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
-    let mut socks = Vec::with_capacity(plan.conns);
-    for i in 0..plan.conns {
-        let local = local_bind(&plan, i);
-        let slot = plan.gate.enter(plan.connect_deadline);
-        let r = match slot {
-            Some(_) => connect(
-                plan.target,
-                plan.connect_deadline,
-                &stop,
-                &plan.opts,
-                local.as_ref(),
-            ),
-            None => Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "no connection before the connect deadline (waiting to connect)",
-            )),
-        };
-        drop(slot);
-        match r {
-            Ok(s) => {
-                let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
-                applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));
-                drop(applied);
-                socks.push(s);
-                me.connections.fetch_add(1, Ordering::Release);
-                me.open.fetch_add(1, Ordering::Release);
-            }
-            Err(e) => {
-                if !stop.is_set() {
-                    me.fail(format!("connect to receiver {}: {e}", plan.target));
-                }
-                return;
-            }
-        }
-    }
+    let Some(socks) = open_all(&plan, &me, &stop) else {
+        return;
+    };
     // The control plane reads what each connection delivered from these descriptors: the
     // sockets stay open until "stop", whatever happens to them meanwhile.
     *me.delivering.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -103,6 +71,47 @@ pub(crate) fn send_worker(
     while !stop.wait_timeout(WRITE_POLL) {}
     drop(_withdraw);
     drop(socks);
+}
+
+/// Opens a worker's connections one after another (each through the connect gate), and
+/// counts them; None after a failure, which the worker has recorded.
+pub(super) fn open_all(plan: &SendPlan, me: &WorkerState, stop: &Flag) -> Option<Vec<TcpStream>> {
+    let mut socks = Vec::with_capacity(plan.conns);
+    for i in 0..plan.conns {
+        let local = local_bind(plan, i);
+        let slot = plan.gate.enter(plan.connect_deadline);
+        let r = match slot {
+            Some(_) => connect(
+                plan.target,
+                plan.connect_deadline,
+                stop,
+                &plan.opts,
+                local.as_ref(),
+            ),
+            None => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "no connection before the connect deadline (waiting to connect)",
+            )),
+        };
+        drop(slot);
+        match r {
+            Ok(s) => {
+                let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
+                applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));
+                drop(applied);
+                socks.push(s);
+                me.connections.fetch_add(1, Ordering::Release);
+                me.open.fetch_add(1, Ordering::Release);
+            }
+            Err(e) => {
+                if !stop.is_set() {
+                    me.fail(format!("connect to receiver {}: {e}", plan.target));
+                }
+                return None;
+            }
+        }
+    }
+    Some(socks)
 }
 
 /// Withdraws a worker's published descriptors when dropped, before its sockets close.

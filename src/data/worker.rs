@@ -73,9 +73,58 @@ pub(crate) struct WorkerState {
     /// TCP receiver: its open connections' descriptors (added when accepted, removed
     /// under this lock before they close); `sample` adds what each holds unread.
     pub receiving: Mutex<Vec<std::os::fd::RawFd>>,
+    /// Receiver: the request size of the request/response connections it echoes (0:
+    /// none came).
+    pub echo_size: AtomicU64,
+    /// Request/response sender: the round trips timed while the window was open.
+    pub latency: Mutex<Latency>,
     /// Receiver: the last settle request this worker has answered (`Admission`).
     pub settled: AtomicU64,
     failure: Mutex<Option<String>>,
+}
+
+/// The round trips a request/response worker timed, in nanoseconds, from when the
+/// measurement window opened until it closed (the control plane opens and closes it).
+#[derive(Debug, Default)]
+pub(crate) struct Latency {
+    open: bool,
+    hist: Option<hdrhistogram::Histogram<u64>>,
+}
+
+impl WorkerState {
+    /// Records one round trip, if the window is open.
+    pub(crate) fn round_trip(&self, took: std::time::Duration) {
+        let mut l = self.latency.lock().unwrap_or_else(|p| p.into_inner());
+        if !l.open {
+            return;
+        }
+        // Three significant digits; the histogram grows to the largest value it sees.
+        if l.hist.is_none() {
+            l.hist = hdrhistogram::Histogram::new(3).ok();
+        }
+        if let Some(h) = l.hist.as_mut() {
+            let ns = took.as_nanos().clamp(1, u64::MAX as u128) as u64;
+            // `record` grows the histogram; only a value past any size is clamped.
+            if h.record(ns).is_err() {
+                h.saturating_record(ns);
+            }
+        }
+    }
+
+    /// Opens (forgetting what came before) or closes the latency window.
+    pub(crate) fn latency_window(&self, open: bool) {
+        let mut l = self.latency.lock().unwrap_or_else(|p| p.into_inner());
+        if open {
+            l.hist = None;
+        }
+        l.open = open;
+    }
+
+    /// The round trips timed in the window; None if there were none.
+    pub(crate) fn round_trips(&self) -> Option<hdrhistogram::Histogram<u64>> {
+        let l = self.latency.lock().unwrap_or_else(|p| p.into_inner());
+        l.hist.clone()
+    }
 }
 
 /// A worker's counters at one instant.

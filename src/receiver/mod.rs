@@ -374,12 +374,27 @@ async fn test(
     );
     report.socket.applied = applied(workers, cfg, notes);
     report.peers = peers;
+    echoed(&mut report, workers);
     if report.end.kind == EndKind::Completed && report.connections == 0 {
         // A whole test without a single data connection (or datagram) measured nothing.
         report.fail("no data connection (or datagram) arrived during the test");
     }
     warn_how_it_went(&report, notes);
     report
+}
+
+/// A test whose senders asked for request/response (the size their headers gave): its
+/// figures, and the workload, in the report; the workers forget it for the next test.
+fn echoed(report: &mut Report, workers: &[Arc<WorkerState>]) {
+    let size = workers
+        .iter()
+        .map(|w| w.echo_size.swap(0, std::sync::atomic::Ordering::Relaxed))
+        .max()
+        .unwrap_or(0) as usize;
+    if size > 0 {
+        report.params.workload = crate::config::Workload::RequestResponse { size };
+        stats::rr::attach(report, size, &[]);
+    }
 }
 
 /// The workers' connection counts when a test starts.

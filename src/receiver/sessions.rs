@@ -159,6 +159,23 @@ fn evict(slots: &mut Vec<Slot>) {
     }
 }
 
+/// The sender's proposal; a sender that needs our extension sends its probe first,
+/// and is told what this receiver serves.
+async fn proposal(conn: &mut Connection) -> Result<u32> {
+    let mut probed = false;
+    loop {
+        match Request::decode(RequestPhase::Proposal, conn.recv().await?)? {
+            Request::Propose(p) => return Ok(p),
+            Request::Probe if !probed => {
+                probed = true;
+                conn.send(Reply::Features(message::Features::ALL).value())
+                    .await?;
+            }
+            other => bail!("unexpected {other:?} while waiting for a proposal"),
+        }
+    }
+}
+
 /// One sender's handshake: query, proposal, start request.
 async fn session(
     mut conn: Connection,
@@ -171,9 +188,7 @@ async fn session(
     Request::decode(RequestPhase::Query, conn.recv().await?)?;
     conn.send(Reply::State(current(&state)).value()).await?;
     progress.now();
-    let Request::Propose(p) = Request::decode(RequestPhase::Proposal, conn.recv().await?)? else {
-        unreachable!("decode in the Proposal phase only yields Propose");
-    };
+    let p = proposal(&mut conn).await?;
     // Multi-client: every sender runs the receiver's own duration (ntttcp-for-linux).
     let n = if policy.multi_client {
         policy.duration
@@ -197,7 +212,7 @@ async fn session(
             }
             Request::Start => false,
             Request::StartLast => true,
-            Request::End | Request::Propose(_) => {
+            Request::End | Request::Propose(_) | Request::Probe => {
                 return conn.send(Reply::State(current(&state)).value()).await;
             }
         };

@@ -71,6 +71,8 @@ pub(crate) struct Thread {
     pub bits_per_second: f64,
     /// UDP receiver: this thread's loss, duplicates, reordering and jitter; else null.
     pub udp: Option<UdpResult>,
+    /// Request/response test (`--rr`): this thread's transactions and latency; else null.
+    pub rr: Option<RrResult>,
 }
 
 impl Thread {
@@ -104,6 +106,44 @@ pub(crate) struct UdpResult {
     /// RFC 3550 interarrival jitter at the end of the window, mean over the flows,
     /// milliseconds; null without stamped datagrams.
     pub jitter_ms: Option<f64>,
+}
+
+/// A request/response test's result (`--rr`) over the measurement window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RrResult {
+    /// Bytes of each request, and of its response.
+    pub size: usize,
+    /// Transactions in the window: on the sender those whose response came back whole,
+    /// on the receiver the requests' bytes it read / `size`.
+    pub transactions: u64,
+    /// Transactions per second.
+    pub transactions_per_second: f64,
+    /// The sender's round-trip times, from a request's first byte out to its response's
+    /// last byte in, microseconds; null on a receiver (it does not time them) or when no
+    /// transaction completed.
+    pub latency_us: Option<Latency>,
+}
+
+/// Percentiles of round-trip times, microseconds (from a histogram of three
+/// significant digits).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Latency {
+    /// The fastest.
+    pub min: f64,
+    /// The mean.
+    pub mean: f64,
+    /// The median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// The slowest.
+    pub max: f64,
 }
 
 /// What the run was asked to do, as the structured outputs report it.
@@ -140,6 +180,9 @@ pub(crate) struct Params {
     pub zero_copy: crate::config::ZeroCopy,
     /// Where the workers of `*` mappings ran (`--placement`).
     pub placement: crate::config::Placement,
+    /// What the connections carried (a receiver: "stream" unless a sender asked it to
+    /// echo).
+    pub workload: crate::config::Workload,
 }
 
 impl Params {
@@ -161,6 +204,7 @@ impl Params {
             udp_offload: cfg.data.udp_offload,
             zero_copy: cfg.data.zero_copy,
             placement: cfg.streams.placement,
+            workload: cfg.data.workload,
         }
     }
 }
@@ -224,6 +268,9 @@ pub(crate) struct Report {
     pub peers: Vec<String>,
     /// UDP receiver: loss, duplicates, reordering and jitter over all threads; else null.
     pub udp: Option<UdpResult>,
+    /// Request/response test (`--rr`): transactions and latency over all threads; else
+    /// null.
+    pub rr: Option<RrResult>,
 }
 
 /// Totals over all threads.

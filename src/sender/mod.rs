@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use tokio::sync::mpsc;
 
-use crate::config::{Config, Protocol};
+use crate::config::{Config, Protocol, Workload};
 use crate::control::{Connection, Incoming, Writer};
 use crate::data::udp;
 use crate::data::{self, SendPlan, WorkerState};
@@ -167,9 +167,13 @@ fn launch(
                 t.index,
                 &allowed,
             ),
-            size: cfg.data.send_size,
+            size: match cfg.data.workload {
+                Workload::RequestResponse { size } => size,
+                Workload::Stream => cfg.data.send_size,
+            },
             io: cfg.data.io_mode,
             connect_deadline: l.connect_deadline,
+            timeout: cfg.timeout,
             opts: cfg.data.sockopts,
             source: cfg.source.addr.map(|ip| (ip, cfg.source.device.clone())),
             payload: payload.clone(),
@@ -188,9 +192,10 @@ fn launch(
             ),
         };
         let (index, start) = (t.index, l.start.clone());
-        let body = match cfg.data.protocol {
-            Protocol::Tcp => data::send_worker,
-            Protocol::Udp => udp::send_worker,
+        let body = match (cfg.data.protocol, cfg.data.workload) {
+            (Protocol::Udp, _) => udp::send_worker,
+            (Protocol::Tcp, Workload::Stream) => data::send_worker,
+            (Protocol::Tcp, Workload::RequestResponse { .. }) => data::rr_worker,
         };
         l.crew.add(format!("send-{index}"), move |w, stop| {
             body(index, plan, w, start, stop)
@@ -361,6 +366,10 @@ fn report(
         window,
     );
     report.socket.applied = applied(workers, cfg, notes);
+    if let Workload::RequestResponse { size } = cfg.data.workload {
+        let hists: Vec<_> = workers.iter().map(|w| w.round_trips()).collect();
+        stats::rr::attach(&mut report, size, &hists);
+    }
     report.tcp_connections = workers
         .iter()
         .flat_map(|w| std::mem::take(&mut *w.conn_info.lock().unwrap_or_else(|p| p.into_inner())))

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use tokio::sync::mpsc;
 
-use crate::config::Config;
+use crate::config::{Config, Workload};
 use crate::control::connect::{Failure, connect};
-use crate::control::message::{Reply, ReplyPhase, Request, State};
+use crate::control::message::{Features, PROBE, Reply, ReplyPhase, Request, State};
 use crate::control::{Connection, Incoming, Writer, windows};
 use crate::report::{Note, Notes};
 use crate::role::Interrupted;
@@ -98,12 +98,49 @@ pub(super) async fn handshake(
     if Reply::decode(ReplyPhase::State, conn.recv().await?)? == Reply::State(State::Running) {
         bail!("receiver {addr} is busy with an existing test");
     }
+    if let Some(flag) = cfg.data.workload.flag() {
+        probe(&mut conn, flag, needed(cfg.data.workload)).await?;
+    }
     conn.send(Request::Propose(proposal(cfg.timeline.cycle(), notes)).value())
         .await?;
     let Reply::Negotiated(n) = Reply::decode(ReplyPhase::Negotiated, conn.recv().await?)? else {
         unreachable!("decode in the Negotiated phase only yields Negotiated");
     };
     Ok((conn, n))
+}
+
+/// What a receiver must serve for `w`.
+fn needed(w: Workload) -> Features {
+    match w {
+        Workload::Stream => Features(0),
+        Workload::RequestResponse { .. } => Features::REQUEST_RESPONSE,
+    }
+}
+
+/// Asks the receiver whether it serves our extension's `feature` (asked for by `flag`).
+/// A stock ntttcp-for-linux receiver takes the probe for a proposal and answers its own
+/// `-t`; the sender then closes the session, before any data connection, and that
+/// receiver goes on waiting for its next sender.
+async fn probe(conn: &mut Connection, flag: &str, feature: Features) -> Result<()> {
+    conn.send(PROBE).await?;
+    let answer = conn
+        .recv()
+        .await
+        .with_context(|| format!("receiver {} did not answer the {flag} probe", conn.peer()))?;
+    match Reply::decode(ReplyPhase::Probe, answer)? {
+        Reply::Features(f) if f.has(feature) => Ok(()),
+        Reply::Features(f) => bail!(
+            "receiver {} does not support {flag}: it is an ntttcp that serves only \
+             features 0x{:02x} of this extension (upgrade it)",
+            conn.peer(),
+            f.0
+        ),
+        _ => bail!(
+            "receiver {} does not support {flag}: it answered the probe with {answer}, as a \
+             stock ntttcp-for-linux receiver does (run this ntttcp on both sides)",
+            conn.peer()
+        ),
+    }
 }
 
 /// Windows sync: every thread swaps its token on its data port + 1000, all at once.

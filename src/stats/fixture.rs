@@ -56,6 +56,7 @@ pub(crate) fn seed_measured() -> Measured {
             udp_offload: true,
             zero_copy: Default::default(),
             placement: crate::config::Placement::RoundRobin,
+            workload: Default::default(),
         },
         buffer_len: 65536,
         seconds: 300.00515,

@@ -5,6 +5,7 @@
 
 #[cfg(test)]
 pub(crate) mod fixture;
+pub(crate) mod rr;
 mod tables;
 mod udp;
 
@@ -94,6 +95,7 @@ pub(crate) fn report(mut m: Measured) -> Report {
         socket: m.socket,
         peers: Vec::new(),
         udp,
+        rr: None,
     }
 }
 
@@ -197,6 +199,7 @@ fn thread(t: ThreadCounts) -> Thread {
         bytes_written: t.bytes_written,
         calls: t.calls,
         udp: t.udp,
+        rr: None,
     }
 }
 

@@ -13,6 +13,13 @@ pub(crate) fn sample(workers: &[Arc<WorkerState>]) -> Vec<Sample> {
     workers.iter().map(|w| w.sample()).collect()
 }
 
+/// Opens or closes every worker's latency window with the measurement window's edges.
+pub(crate) fn latency_window(workers: &[Arc<WorkerState>], open: bool) {
+    for w in workers {
+        w.latency_window(open);
+    }
+}
+
 /// Every worker's counters and the system's at one instant: a window's edge.
 #[derive(Debug, Clone)]
 pub(crate) struct Edge {

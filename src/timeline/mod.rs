@@ -159,6 +159,7 @@ pub(crate) async fn run<M: Monitor>(
     let m0 = if held { t0 } else { opening.at };
     let opened = opening.wall - opening.at.saturating_duration_since(m0);
     let (start, sys_start, lead) = (opening.samples, opening.sys, opening.lead);
+    edge::latency_window(workers, true);
     if plan.warmup.is_zero() {
         go();
     }
@@ -167,6 +168,7 @@ pub(crate) async fn run<M: Monitor>(
     let end_at = plan.measure.map(|d| m0 + d.saturating_sub(lead));
     let (ev, stall) = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
     let closing = Edge::take(workers);
+    edge::latency_window(workers, false);
     normal_priority.take();
     let (ev, peer_done) = judge_end(ev, &plan, t0, m0);
     let seconds = closing.at.saturating_duration_since(m0).as_secs_f64();

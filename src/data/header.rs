@@ -1,0 +1,98 @@
+//! The header a data connection of one of our extension's tests opens with, so that the
+//! receiver learns per connection what it carries: the first bytes of a plain stream are
+//! payload (`'A'` from both ntttcp senders), which never begins with this header's zero
+//! byte. Pure: no I/O here.
+
+/// What every header begins with.
+pub(crate) const MAGIC: [u8; 4] = [0x00, b'N', b'T', b'X'];
+/// Header length on the wire.
+pub(crate) const LEN: usize = 12;
+
+/// What a connection carries after its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Header {
+    /// Requests of `size` bytes, each to be echoed back whole.
+    Echo {
+        /// Bytes per request.
+        size: u32,
+    },
+}
+
+/// Kind byte of `Header::Echo`.
+const ECHO: u8 = 1;
+
+/// How the first bytes of a connection read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opening {
+    /// A whole header.
+    Header(Header),
+    /// Possibly a header: too few bytes yet to tell.
+    Partial,
+    /// Not a header of ours: payload of a plain stream.
+    Payload,
+}
+
+impl Header {
+    /// Wire form: magic, kind, three reserved zero bytes, the argument big-endian.
+    pub(crate) fn encode(self) -> [u8; LEN] {
+        let Self::Echo { size } = self;
+        let mut b = [0u8; LEN];
+        b[..4].copy_from_slice(&MAGIC);
+        b[4] = ECHO;
+        b[8..].copy_from_slice(&size.to_be_bytes());
+        b
+    }
+
+    /// Reads the first bytes of a connection. A header of a kind this build does not know,
+    /// or with a zero size, is payload: counted, never acted on.
+    pub(crate) fn read(first: &[u8]) -> Opening {
+        let n = first.len().min(MAGIC.len());
+        if first[..n] != MAGIC[..n] {
+            return Opening::Payload;
+        }
+        if first.len() < LEN {
+            return Opening::Partial;
+        }
+        let size = u32::from_be_bytes([first[8], first[9], first[10], first[11]]);
+        match (first[4], &first[5..8], size) {
+            (ECHO, [0, 0, 0], 1..) => Opening::Header(Self::Echo { size }),
+            _ => Opening::Payload,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_reads_back_and_plain_payload_is_never_one() {
+        let h = Header::Echo { size: 65536 };
+        let wire = h.encode();
+        assert_eq!(&wire[..4], &[0, b'N', b'T', b'X']);
+        assert_eq!(Header::read(&wire), Opening::Header(h));
+        // Longer reads (the first request behind the header) read the same.
+        let mut more = wire.to_vec();
+        more.extend_from_slice(b"AAAA");
+        assert_eq!(Header::read(&more), Opening::Header(h));
+        for cut in 1..LEN {
+            assert_eq!(Header::read(&wire[..cut]), Opening::Partial, "{cut}");
+        }
+        // Both ntttcp senders fill their buffers with 'A'; iperf sends digits.
+        assert_eq!(Header::read(b"AAAAAAAAAAAAAAAA"), Opening::Payload);
+        assert_eq!(Header::read(b"0123456789012345"), Opening::Payload);
+        assert_eq!(Header::read(&[0, b'N', b'X']), Opening::Payload);
+    }
+
+    #[test]
+    fn unknown_kinds_and_zero_sizes_are_payload() {
+        let mut w = Header::Echo { size: 1 }.encode();
+        w[4] = 9;
+        assert_eq!(Header::read(&w), Opening::Payload);
+        let mut w = Header::Echo { size: 1 }.encode();
+        w[6] = 1;
+        assert_eq!(Header::read(&w), Opening::Payload);
+        let w = Header::Echo { size: 0 }.encode();
+        assert_eq!(Header::read(&w), Opening::Payload);
+    }
+}

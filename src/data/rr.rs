@@ -1,0 +1,218 @@
+//! A request/response sender worker (`--rr SIZE`): each connection opens with our header,
+//! then sends SIZE bytes, waits until the receiver has echoed all of them, and times the
+//! round trip; one transaction at a time per connection. A worker that owns one
+//! connection uses blocking calls (nothing between the socket and the clock); one with
+//! several runs a task per connection on a current-thread runtime.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::stop::Flag;
+use crate::sys::affinity;
+use crate::sys::socket::tcp_info;
+
+use super::header::Header;
+use super::plan::SendPlan;
+use super::sending::{WRITE_POLL, transient, wait_start};
+use super::tcp_send::open_all;
+use super::worker::{FinishGuard, WorkerState, runtime};
+
+/// Body of a request/response sender worker thread; `index` is its thread number.
+pub(crate) fn rr_worker(
+    index: usize,
+    plan: SendPlan,
+    me: Arc<WorkerState>,
+    start: Flag,
+    stop: Flag,
+) {
+    let _guard = FinishGuard(&me);
+    affinity::pin_current(plan.cpu);
+    let Some(socks) = open_all(&plan, &me, &stop) else {
+        return;
+    };
+    let head = Header::Echo {
+        size: plan.size as u32,
+    }
+    .encode();
+    if let Err(e) = socks.iter().try_for_each(|mut s| s.write_all(&head)) {
+        return me.fail(format!("send to receiver {}: {e}", plan.target));
+    }
+    if !wait_start(&start, &stop) {
+        return;
+    }
+    let (socks, r) = if socks.len() == 1 {
+        let r = blocking(&socks[0], &plan, &me, &stop);
+        (socks, r)
+    } else {
+        tasks(socks, &plan, &me, &stop)
+    };
+    let info = socks.iter().filter_map(|s| {
+        let port = s.local_addr().map_or(0, |a| a.port());
+        tcp_info(s, index, port)
+    });
+    me.conn_info
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(info);
+    if let Err(e) = r
+        && !stop.is_set()
+    {
+        me.fail(format!(
+            "request/response with receiver {}: {e}",
+            plan.target
+        ));
+    }
+    // A failed worker keeps its sockets until "stop", as a bulk sender does.
+    while !stop.wait_timeout(WRITE_POLL) {}
+}
+
+/// One connection, blocking calls that wake every `WRITE_POLL` to look at "stop".
+fn blocking(s: &TcpStream, plan: &SendPlan, me: &WorkerState, stop: &Flag) -> io::Result<()> {
+    s.set_read_timeout(Some(WRITE_POLL))?;
+    s.set_write_timeout(Some(WRITE_POLL))?;
+    let request = vec![b'A'; plan.size];
+    let mut response = vec![0u8; plan.size];
+    while !stop.is_set() {
+        let sent = Instant::now();
+        let deadline = sent + plan.timeout;
+        if !whole(s, Io::Write(&request), stop, deadline)?
+            || !whole(s, Io::Read(&mut response), stop, deadline)?
+        {
+            return Ok(());
+        }
+        me.round_trip(sent.elapsed());
+        me.counters.add(plan.size);
+    }
+    Ok(())
+}
+
+/// A whole request to write or response to read.
+enum Io<'a> {
+    Write(&'a [u8]),
+    Read(&'a mut [u8]),
+}
+
+/// Moves all of `io`; false if "stop" came first. A transaction not done by `deadline`
+/// (the `--timeout` after its request went out) is an error.
+fn whole(mut s: &TcpStream, mut io: Io<'_>, stop: &Flag, deadline: Instant) -> io::Result<bool> {
+    let len = match &io {
+        Io::Write(b) => b.len(),
+        Io::Read(b) => b.len(),
+    };
+    let mut done = 0;
+    while done < len {
+        let r = match &mut io {
+            Io::Write(b) => s.write(&b[done..]),
+            Io::Read(b) => s.read(&mut b[done..]),
+        };
+        match r {
+            Ok(0) => return Err(closed()),
+            Ok(n) => done += n,
+            Err(e) if transient(&e) => {
+                if stop.is_set() {
+                    return Ok(false);
+                }
+                if Instant::now() >= deadline {
+                    return Err(no_response());
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+fn closed() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the receiver closed the connection",
+    )
+}
+
+fn no_response() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        "no response within --timeout: the receiver does not echo requests (it must be this \
+         ntttcp), or the path is gone",
+    )
+}
+
+/// Several connections: a task each on this thread's runtime, until "stop"; gives the
+/// sockets back (for their TCP_INFO) with the first error.
+fn tasks(
+    socks: Vec<TcpStream>,
+    plan: &SendPlan,
+    me: &Arc<WorkerState>,
+    stop: &Flag,
+) -> (Vec<TcpStream>, io::Result<()>) {
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return (socks, Err(e)),
+    };
+    rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for s in socks {
+            let (me, stop) = (me.clone(), stop.clone());
+            set.spawn(transact(s, plan.size, plan.timeout, me, stop));
+        }
+        let (mut back, mut first) = (Vec::new(), Ok(()));
+        while let Some(done) = set.join_next().await {
+            let Ok((s, r)) = done else { continue };
+            back.extend(s);
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        (back, first)
+    })
+}
+
+/// One connection's transactions until "stop" or an error; the socket comes back.
+async fn transact(
+    s: TcpStream,
+    size: usize,
+    timeout: Duration,
+    me: Arc<WorkerState>,
+    stop: Flag,
+) -> (Option<TcpStream>, io::Result<()>) {
+    let mut s = match s
+        .set_nonblocking(true)
+        .and_then(|()| tokio::net::TcpStream::from_std(s))
+    {
+        Ok(s) => s,
+        Err(e) => return (None, Err(e)),
+    };
+    let r = tokio::select! {
+        _ = stop.wait() => Ok(()),
+        r = round_trips(&mut s, size, timeout, &me) => r,
+    };
+    (s.into_std().ok(), r)
+}
+
+async fn round_trips(
+    s: &mut tokio::net::TcpStream,
+    size: usize,
+    timeout: Duration,
+    me: &WorkerState,
+) -> io::Result<()> {
+    let request = vec![b'A'; size];
+    let mut response = vec![0u8; size];
+    loop {
+        let sent = Instant::now();
+        let exchange = async {
+            s.write_all(&request).await?;
+            s.read_exact(&mut response).await
+        };
+        match tokio::time::timeout(timeout, exchange).await {
+            Err(_) => return Err(no_response()),
+            Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(closed()),
+            Ok(r) => r?,
+        };
+        me.round_trip(sent.elapsed());
+        me.counters.add(size);
+    }
+}
