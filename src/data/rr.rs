@@ -41,6 +41,8 @@ pub(crate) fn rr_worker(
     if let Err(e) = socks.iter().try_for_each(|mut s| s.write_all(&head)) {
         return me.fail(format!("send to receiver {}: {e}", plan.target));
     }
+    me.rr_size
+        .store(plan.size as u64, std::sync::atomic::Ordering::Relaxed);
     if !wait_start(&start, &stop) {
         return;
     }

@@ -165,7 +165,7 @@ async fn drain(
     match opening(&mut s, &me).await {
         Ok(First::Header(Header::Echo { size })) => {
             flows.send_modify(|n| *n += 1);
-            me.echo_size.store(u64::from(size), Ordering::Relaxed);
+            me.rr_size.store(u64::from(size), Ordering::Relaxed);
             echo(&mut s, &me).await;
         }
         Ok(First::Plain { read }) => bulk(&s, plan, &me, &flows, read > 0).await,

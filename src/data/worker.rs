@@ -73,9 +73,9 @@ pub(crate) struct WorkerState {
     /// TCP receiver: its open connections' descriptors (added when accepted, removed
     /// under this lock before they close); `sample` adds what each holds unread.
     pub receiving: Mutex<Vec<std::os::fd::RawFd>>,
-    /// Receiver: the request size of the request/response connections it echoes (0:
-    /// none came).
-    pub echo_size: AtomicU64,
+    /// Request/response: the request size its connections use (a receiver learns it
+    /// from their headers); 0 in a stream test.
+    pub rr_size: AtomicU64,
     /// Request/response sender: the round trips timed while the window was open.
     pub latency: Mutex<Latency>,
     /// Receiver: the last settle request this worker has answered (`Admission`).
@@ -89,6 +89,21 @@ pub(crate) struct WorkerState {
 pub(crate) struct Latency {
     open: bool,
     hist: Option<hdrhistogram::Histogram<u64>>,
+    /// The same since the last interval report.
+    interval: Option<hdrhistogram::Histogram<u64>>,
+}
+
+/// Records `ns` into `h`, made on first use (three significant digits; it grows to the
+/// largest value it sees, and only a value past any size is clamped).
+fn record(h: &mut Option<hdrhistogram::Histogram<u64>>, ns: u64) {
+    if h.is_none() {
+        *h = hdrhistogram::Histogram::new(3).ok();
+    }
+    if let Some(h) = h.as_mut()
+        && h.record(ns).is_err()
+    {
+        h.saturating_record(ns);
+    }
 }
 
 impl WorkerState {
@@ -98,26 +113,24 @@ impl WorkerState {
         if !l.open {
             return;
         }
-        // Three significant digits; the histogram grows to the largest value it sees.
-        if l.hist.is_none() {
-            l.hist = hdrhistogram::Histogram::new(3).ok();
-        }
-        if let Some(h) = l.hist.as_mut() {
-            let ns = took.as_nanos().clamp(1, u64::MAX as u128) as u64;
-            // `record` grows the histogram; only a value past any size is clamped.
-            if h.record(ns).is_err() {
-                h.saturating_record(ns);
-            }
-        }
+        let ns = took.as_nanos().clamp(1, u64::MAX as u128) as u64;
+        record(&mut l.hist, ns);
+        record(&mut l.interval, ns);
     }
 
     /// Opens (forgetting what came before) or closes the latency window.
     pub(crate) fn latency_window(&self, open: bool) {
         let mut l = self.latency.lock().unwrap_or_else(|p| p.into_inner());
         if open {
-            l.hist = None;
+            (l.hist, l.interval) = (None, None);
         }
         l.open = open;
+    }
+
+    /// The round trips timed since the last call (an interval's), forgotten here.
+    pub(crate) fn interval_round_trips(&self) -> Option<hdrhistogram::Histogram<u64>> {
+        let mut l = self.latency.lock().unwrap_or_else(|p| p.into_inner());
+        l.interval.take()
     }
 
     /// The round trips timed in the window; None if there were none.

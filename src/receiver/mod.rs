@@ -388,7 +388,7 @@ async fn test(
 fn echoed(report: &mut Report, workers: &[Arc<WorkerState>]) {
     let size = workers
         .iter()
-        .map(|w| w.echo_size.swap(0, std::sync::atomic::Ordering::Relaxed))
+        .map(|w| w.rr_size.swap(0, std::sync::atomic::Ordering::Relaxed))
         .max()
         .unwrap_or(0) as usize;
     if size > 0 {

@@ -55,6 +55,9 @@ pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
     if let Some(total) = r.udp {
         udp_table(&mut o, r, &total, hide_per_thread);
     }
+    if let Some(rr) = crate::render::rr::table(r, hide_per_thread) {
+        o.push_str(&rr);
+    }
     // -V on a sender: which connection suffered (TCP_INFO at the end of the test).
     if r.params.verbose && !r.tcp_connections.is_empty() {
         o.push_str("\n\nConn Thread Local Port  RTT(us) RTTVar(us) Cwnd(segs)  MSS(B) Retrans\n");

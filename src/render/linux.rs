@@ -162,6 +162,9 @@ pub(crate) fn render(r: &Report, verbose: bool) -> String {
     } else {
         line(format!("\t retrans segs\t:{}", t.retransmits));
     }
+    for rr in crate::render::rr::lines(r, verbose) {
+        line(rr);
+    }
     for extra in extra_lines(r) {
         line(extra);
     }

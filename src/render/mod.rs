@@ -7,6 +7,7 @@ pub(crate) mod files;
 pub(crate) mod json;
 pub(crate) mod linux;
 pub(crate) mod plot;
+pub(crate) mod rr;
 pub(crate) mod schema;
 pub(crate) mod settings;
 pub(crate) mod stdio;

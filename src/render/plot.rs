@@ -207,6 +207,7 @@ mod tests {
             thread_bytes: bytes.to_vec(),
             planned_s: Some(4.0),
             udp_loss: None,
+            rr: None,
         }
     }
 

@@ -60,6 +60,9 @@ pub(crate) enum Line<'a> {
         thread_bytes: &'a [u64],
         /// UDP receiver: datagrams expected and lost in the interval; else null.
         udp_loss: Option<crate::timeline::IntervalLoss>,
+        /// Request/response (`--rr`): the interval's transactions and round trips; else
+        /// null.
+        rr: Option<crate::timeline::IntervalRr>,
     },
     /// A side's final results (the same object as in `--format json`).
     Summary {
@@ -81,6 +84,7 @@ impl<'a> Line<'a> {
             bits_per_second: crate::stats::interval_bits_per_second(s),
             thread_bytes: &s.thread_bytes,
             udp_loss: s.udp_loss,
+            rr: s.rr,
         }
     }
 

@@ -178,6 +178,7 @@ impl Terminal {
                         stats::interval_loss_percent(&l)
                     ));
                 }
+                tp.push_str(&crate::render::rr::interval_text(iv.rr));
                 if shows_status {
                     self.status(&format!("Real-time throughput: {tp}"));
                 } else if !self.live {
@@ -185,9 +186,10 @@ impl Terminal {
                 }
             }
             (Format::Windows, Progress::Interval(iv)) => {
-                let loss = iv.udp_loss.map_or(String::new(), |l| {
+                let mut loss = iv.udp_loss.map_or(String::new(), |l| {
                     format!("  {:.2}% lost", stats::interval_loss_percent(&l))
                 });
+                loss.push_str(&crate::render::rr::interval_text(iv.rr));
                 if self.look.interval.is_some() {
                     let bps = stats::interval_bits_per_second(iv);
                     self.out(&format!(

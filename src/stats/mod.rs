@@ -276,6 +276,7 @@ mod tests {
             thread_bytes: vec![1_000_000, 3_000_000],
             planned_s: None,
             udp_loss: None,
+            rr: None,
         };
         assert!((interval_bits_per_second(&iv) - 64e6).abs() < 1e-6);
         let l = IntervalLoss {

@@ -17,7 +17,9 @@ mod plan;
 mod watch;
 
 pub(crate) use edge::{Edge, Start, sample};
-pub(crate) use plan::{IntervalLoss, IntervalSample, Plan, Progress};
+#[cfg(test)]
+pub(crate) use plan::IntervalLatency;
+pub(crate) use plan::{IntervalLoss, IntervalRr, IntervalSample, Plan, Progress};
 pub(crate) use watch::{STALL_STEP, Silence, Stall};
 use watch::{StallWatch, total};
 
@@ -263,16 +265,19 @@ async fn measure<M: Monitor>(
             && (due || done && t - last_t > 0.001)
         {
             let now = sample(workers);
+            let thread_bytes: Vec<u64> = now
+                .iter()
+                .zip(&last)
+                .map(|(n, l)| n.bytes - l.bytes)
+                .collect();
+            let rr = IntervalRr::take(workers, thread_bytes.iter().sum(), t - last_t);
             progress(Progress::Interval(IntervalSample {
                 start_s: last_t,
                 end_s: t,
-                thread_bytes: now
-                    .iter()
-                    .zip(&last)
-                    .map(|(n, l)| n.bytes - l.bytes)
-                    .collect(),
+                thread_bytes,
                 planned_s: plan.measure.map(|d| d.as_secs_f64()),
                 udp_loss: IntervalLoss::between(&last, &now),
+                rr,
             }));
             (last, last_t) = (now, t);
             report_at = report_at.map(|r| r + every);

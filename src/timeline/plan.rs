@@ -1,12 +1,14 @@
 //! What a side plans to measure (warm-up, measurement, cool-down within a negotiated
 //! cycle) and the progress it reports as it goes: phase changes and interval samples.
 
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::config::Phases;
-use crate::data::Sample;
+use crate::data::{Sample, WorkerState};
 
 /// Phase lengths for one side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,69 @@ pub(crate) struct IntervalSample {
     /// UDP receiver: stamped datagrams expected and lost during the interval, over all
     /// threads; None when none were expected (TCP, a sender, unstamped datagrams).
     pub udp_loss: Option<IntervalLoss>,
+    /// Request/response: the interval's transactions and round trips; else None.
+    pub rr: Option<IntervalRr>,
+}
+
+/// Request/response transactions during one interval, over all threads.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IntervalRr {
+    /// Whole requests moved (bytes / request size).
+    pub transactions: u64,
+    /// Transactions per second.
+    pub transactions_per_second: f64,
+    /// The sender's round trips in the interval, microseconds; null on a receiver or
+    /// when none completed.
+    pub latency_us: Option<IntervalLatency>,
+}
+
+/// A few percentiles of one interval's round trips, microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IntervalLatency {
+    /// The median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// The slowest.
+    pub max: f64,
+}
+
+impl IntervalRr {
+    /// The interval's figures, if the workers run a request/response test: `bytes` moved
+    /// over `seconds`; the workers' interval histograms are taken (and so restarted).
+    pub(crate) fn take(workers: &[Arc<WorkerState>], bytes: u64, seconds: f64) -> Option<Self> {
+        let size = workers
+            .iter()
+            .map(|w| w.rr_size.load(Ordering::Relaxed))
+            .max()
+            .filter(|&s| s > 0)?;
+        let mut all: Option<hdrhistogram::Histogram<u64>> = None;
+        for h in workers.iter().filter_map(|w| w.interval_round_trips()) {
+            match all.as_mut() {
+                Some(a) => {
+                    let _ = a.add(&h);
+                }
+                None => all = Some(h),
+            }
+        }
+        let transactions = bytes / size;
+        let us = |ns: u64| ns as f64 / 1000.0;
+        Some(Self {
+            transactions,
+            transactions_per_second: if seconds > 0.0 {
+                transactions as f64 / seconds
+            } else {
+                0.0
+            },
+            latency_us: all.filter(|h| !h.is_empty()).map(|h| IntervalLatency {
+                p50: us(h.value_at_quantile(0.5)),
+                p99: us(h.value_at_quantile(0.99)),
+                max: us(h.max()),
+            }),
+        })
+    }
 }
 
 /// Datagrams expected and lost during one interval.

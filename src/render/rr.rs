@@ -1,0 +1,192 @@
+//! A request/response test's figures (`--rr`), which neither NTTTCP has: a table after
+//! the Windows layout's Totals, and lines in the Linux layout's Totals block.
+
+use std::fmt::Write;
+
+use crate::report::{Latency, Report, RrResult};
+
+/// The table: a row per thread (unless `hide_per_thread`) and the total.
+pub(crate) fn table(r: &Report, hide_per_thread: bool) -> Option<String> {
+    let total = r.rr?;
+    let mut o = String::from(
+        "\n\nThread  Size(B) Transactions   Trans/s  p50(us)  p90(us)  p99(us) p99.9(us)   Max(us)\n",
+    );
+    o.push_str(
+        "====== ======== ============ ========= ======== ======== ======== ========= =========\n",
+    );
+    let row = |o: &mut String, name: &str, x: &RrResult| {
+        let l = x.latency_us.map_or_else(
+            || {
+                format!(
+                    "{:>8} {:>8} {:>8} {:>9} {:>9}",
+                    "n/a", "n/a", "n/a", "n/a", "n/a"
+                )
+            },
+            |l| {
+                format!(
+                    "{:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>9.1}",
+                    l.p50, l.p90, l.p99, l.p999, l.max
+                )
+            },
+        );
+        let _ = writeln!(
+            o,
+            "{name:>6} {:>8} {:>12} {:>9.1} {l}",
+            x.size, x.transactions, x.transactions_per_second
+        );
+    };
+    if !hide_per_thread {
+        for t in &r.threads {
+            if let Some(x) = &t.rr {
+                row(&mut o, &t.index.to_string(), x);
+            }
+        }
+    }
+    row(&mut o, "Total", &total);
+    if total.latency_us.is_none() {
+        o.push_str("latency is timed by the sender: see its report\n");
+    }
+    Some(o)
+}
+
+/// The Linux layout's lines: transactions, their rate and the latency percentiles, per
+/// thread first with `verbose` when there are several.
+pub(crate) fn lines(r: &Report, verbose: bool) -> Vec<String> {
+    let Some(total) = r.rr else {
+        return Vec::new();
+    };
+    let mut o = Vec::new();
+    let mut block = |who: String, x: &RrResult| {
+        o.push(format!(
+            "\t {who}transactions\t:{} of {} bytes each way",
+            x.transactions, x.size
+        ));
+        o.push(format!(
+            "\t {who}trans/s\t:{:.2}",
+            x.transactions_per_second
+        ));
+        o.push(format!(
+            "\t {who}latency\t:{}",
+            x.latency_us
+                .as_ref()
+                .map_or("n/a (timed by the sender)".into(), percentiles)
+        ));
+    };
+    if verbose && r.threads.len() > 1 {
+        for t in &r.threads {
+            if let Some(x) = &t.rr {
+                block(format!("thread {} ", t.index), x);
+            }
+        }
+    }
+    block(String::new(), &total);
+    o
+}
+
+/// What an interval line adds for a request/response test: ", 51234.0 trans/s, p50
+/// 36.9 us, p99 75.5 us" (nothing otherwise).
+pub(crate) fn interval_text(rr: Option<crate::timeline::IntervalRr>) -> String {
+    let Some(x) = rr else {
+        return String::new();
+    };
+    let lat = x.latency_us.map_or(String::new(), |l| {
+        format!(
+            ", p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+            l.p50, l.p99, l.max
+        )
+    });
+    format!(", {:.1} trans/s{lat}", x.transactions_per_second)
+}
+
+/// "p50 12.3 us, p90 ..., max ... us".
+fn percentiles(l: &Latency) -> String {
+    format!(
+        "p50 {:.1} us, p90 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us",
+        l.p50, l.p90, l.p99, l.p999, l.max
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::fixture::seed_report;
+
+    fn rr_report(latency: Option<Latency>) -> Report {
+        let mut r = seed_report();
+        let x = RrResult {
+            size: 64,
+            transactions: 1000,
+            transactions_per_second: 500.0,
+            latency_us: latency,
+        };
+        r.rr = Some(x);
+        for t in &mut r.threads {
+            t.rr = Some(x);
+        }
+        r
+    }
+
+    const L: Latency = Latency {
+        min: 10.0,
+        mean: 20.0,
+        p50: 18.25,
+        p90: 30.0,
+        p99: 55.5,
+        p999: 90.0,
+        max: 120.0,
+    };
+
+    #[test]
+    fn the_table_has_a_row_per_thread_and_the_total() {
+        let t = table(&rr_report(Some(L)), false).unwrap();
+        let rows: Vec<&str> = t.lines().filter(|l| l.contains(" 1000 ")).collect();
+        assert_eq!(rows.len(), 5, "{t}");
+        assert!(rows[4].starts_with(" Total       64         1000     500.0     18.2     30.0     55.5      90.0     120.0"), "{t}");
+        let hidden = table(&rr_report(Some(L)), true).unwrap();
+        assert_eq!(hidden.lines().filter(|l| l.contains(" 1000 ")).count(), 1);
+        assert!(table(&seed_report(), false).is_none());
+    }
+
+    #[test]
+    fn a_receiver_says_where_latency_is() {
+        let t = table(&rr_report(None), true).unwrap();
+        assert!(t.contains("n/a"), "{t}");
+        assert!(t.contains("timed by the sender"), "{t}");
+        let l = lines(&rr_report(None), false);
+        assert_eq!(l[2], "\t latency\t:n/a (timed by the sender)");
+    }
+
+    #[test]
+    fn interval_lines_add_the_rate_and_latency() {
+        use crate::timeline::{IntervalLatency, IntervalRr};
+        assert_eq!(interval_text(None), "");
+        let mut x = IntervalRr {
+            transactions: 10,
+            transactions_per_second: 20.0,
+            latency_us: None,
+        };
+        assert_eq!(interval_text(Some(x)), ", 20.0 trans/s");
+        x.latency_us = Some(IntervalLatency {
+            p50: 1.25,
+            p99: 2.0,
+            max: 3.0,
+        });
+        assert_eq!(
+            interval_text(Some(x)),
+            ", 20.0 trans/s, p50 1.2 us, p99 2.0 us, max 3.0 us"
+        );
+    }
+
+    #[test]
+    fn linux_lines_give_the_percentiles() {
+        let l = lines(&rr_report(Some(L)), false);
+        assert_eq!(l[0], "\t transactions\t:1000 of 64 bytes each way");
+        assert_eq!(l[1], "\t trans/s\t:500.00");
+        assert_eq!(
+            l[2],
+            "\t latency\t:p50 18.2 us, p90 30.0 us, p99 55.5 us, p99.9 90.0 us, max 120.0 us"
+        );
+        assert_eq!(lines(&rr_report(Some(L)), true).len(), 15);
+        assert!(lines(&seed_report(), true).is_empty());
+    }
+}
