@@ -561,3 +561,93 @@ fn mismatched_sync_says_so_and_suggests_running_without_it() {
         "run both sides without sync: -N here",
     );
 }
+
+/// Our extension's probe: a negative proposal, which no stock sender sends.
+const PROBE: [u8; 4] = [0xA7, b'N', b'T', 1];
+
+#[test]
+fn rr_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_serving() {
+    let _ports = Ports::take(1);
+    let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
+    let data_l = TcpListener::bind(ports_in("127.0.0.1:@1")).unwrap();
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --rr --timeout 5",
+    );
+    let mut sync = accept(&sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&NOT_STARTED).unwrap();
+    assert_eq!(
+        read4(&mut sync),
+        PROBE,
+        "the probe comes where the proposal would"
+    );
+    // A stock receiver takes it for a proposal shorter than its own -t: it answers that.
+    sync.write_all(&int(2)).unwrap();
+    let o = s.wait(IO);
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(
+        o.stderr.contains("does not support --rr") && o.stderr.contains("stock ntttcp-for-linux"),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(o.stderr.trim().lines().count(), 1, "{}", o.stderr);
+    // Nothing else was said, and no data connection was tried: the stock receiver saw
+    // a proposal and a close, as from a sender that gave up, and keeps its state.
+    let mut rest = Vec::new();
+    sync.read_to_end(&mut rest)
+        .expect("the sender closed the session");
+    assert!(rest.is_empty(), "unexpected sync bytes {rest:?}");
+    data_l.set_nonblocking(true).unwrap();
+    assert!(
+        matches!(data_l.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "a data connection was opened"
+    );
+    drop((sync_l, data_l));
+    // The next (plain) sender runs its test with that receiver, byte for byte as before.
+    stock_receiver(port(1), "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", 2, false);
+}
+
+#[test]
+fn rr_against_a_receiver_that_never_answers_the_probe_ends_within_the_timeout() {
+    let _ports = Ports::take(1);
+    let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --rr --timeout 2",
+    );
+    let mut sync = accept(&sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&NOT_STARTED).unwrap();
+    assert_eq!(read4(&mut sync), PROBE);
+    let asked = Instant::now();
+    let o = s.wait(IO);
+    let took = asked.elapsed();
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains("--rr probe"), "{}", o.stderr);
+    // The product's promise: a silent peer ends the run within --timeout + 1.5 s.
+    assert!(took <= Duration::from_millis(3500), "{took:?}");
+}
+
+#[test]
+fn rr_without_sync_against_a_receiver_that_only_drains_ends_within_the_timeout() {
+    let _ports = Ports::take(1);
+    let data_l = TcpListener::bind(ports_in("127.0.0.1:@1")).unwrap();
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 10 -N --rr --timeout 2",
+    );
+    // A stock receiver without sync reads what comes and never answers.
+    let total = Arc::new(AtomicU64::new(0));
+    let conn = accept(&data_l);
+    let began = Instant::now();
+    let d = drain(conn, total.clone());
+    let o = s.wait(IO);
+    let took = began.elapsed();
+    d.join().unwrap();
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains("does not echo"), "{}", o.stderr);
+    assert!(took <= Duration::from_millis(3500), "{took:?}");
+    // It got our header and one request, nothing more.
+    assert_eq!(total.load(Ordering::Relaxed), 12 + 1);
+}

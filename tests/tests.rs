@@ -12,5 +12,6 @@ mod install;
 mod loopback;
 mod netns;
 mod outputs;
+mod rr;
 mod sockets;
 mod udp;

@@ -150,6 +150,11 @@ impl Proc {
         self.wait_for(&self.seen, needle, n, limit);
     }
 
+    /// What the process has written to stdout so far.
+    pub(crate) fn stdout_so_far(&self) -> String {
+        String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+    }
+
     /// Waits (bounded) until the process has written `needle` to stderr.
     pub(crate) fn wait_for_stderr(&self, needle: &str, limit: Duration) {
         self.wait_for(&self.seen_err, needle, 1, limit);

@@ -166,7 +166,7 @@ async fn drain(
         Ok(First::Header(Header::Echo { size })) => {
             flows.send_modify(|n| *n += 1);
             me.rr_size.store(u64::from(size), Ordering::Relaxed);
-            echo(&mut s, &me).await;
+            echo(&mut s, &me, size as usize).await;
         }
         Ok(First::Plain { read }) => bulk(&s, plan, &me, &flows, read > 0).await,
         // A header cut short by a reset: nothing more to read.
@@ -249,24 +249,41 @@ async fn bulk(
     }
 }
 
-/// Echoes a request/response connection until it closes: every byte read is written
-/// back (counted as read), so a request of any size gets its response whole.
-async fn echo(s: &mut tokio::net::TcpStream, me: &WorkerState) {
-    let mut buf = vec![0u8; ECHO_CHUNK];
+/// Answers a request/response connection until it closes: each whole request of `size`
+/// bytes read (counted) is answered with `size` bytes, written only once all of the
+/// request has come, as a server answers a request it has read.
+async fn echo(s: &mut tokio::net::TcpStream, me: &WorkerState, size: usize) {
+    let mut buf = vec![b'A'; size.min(ECHO_CHUNK)];
+    let mut pending = 0usize;
     loop {
         match s.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
                 me.counters.add(n);
-                if s.write_all(&buf[..n]).await.is_err() {
-                    break;
-                }
+                pending += n;
+            }
+        }
+        while pending >= size {
+            pending -= size;
+            if answer(s, &buf, size).await.is_err() {
+                return;
             }
         }
     }
 }
 
-/// Bytes an echoing connection reads (and writes back) at once.
+/// Writes `size` bytes from `chunk`, repeated as often as it takes.
+async fn answer(s: &mut tokio::net::TcpStream, chunk: &[u8], size: usize) -> io::Result<()> {
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        s.write_all(&chunk[..n]).await?;
+        left -= n;
+    }
+    Ok(())
+}
+
+/// Bytes an answering connection reads, and writes, at once.
 const ECHO_CHUNK: usize = 64 << 10;
 
 /// A receiver connection while it is open: listed in `WorkerState::receiving` and counted as

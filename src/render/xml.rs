@@ -79,6 +79,7 @@ pub(crate) fn linux(r: &Report) -> String {
     }
     linux_totals(&mut d, r);
     udp(&mut d, 1, r.udp.as_ref());
+    rr(&mut d, 1, r.rr.as_ref());
     d.el(1, "bufferCount", format!("{:.0}", r.totals.buffers.floor()));
     d.el(1, "bufferLen", r.buffer_len);
     if r.tcp_retransmits.is_some() {
@@ -149,6 +150,7 @@ fn linux_thread(d: &mut Doc, r: &Report, t: &crate::report::Thread) {
     let avg = stats::windows_thread(t).avg_bytes_per_compl;
     d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
     udp(d, 2, t.udp.as_ref());
+    rr(d, 2, t.rr.as_ref());
     d.close(1, "thread");
 }
 
@@ -252,6 +254,37 @@ fn udp(d: &mut Doc, depth: usize, u: Option<&crate::report::UdpResult>) {
     d.close(depth - 1, "udp");
 }
 
+/// A request/response test's figures (`--rr`; the originals have none); nothing
+/// otherwise. Latency, which only the sender times, is left out on a receiver.
+fn rr(d: &mut Doc, depth: usize, x: Option<&crate::report::RrResult>) {
+    let Some(x) = x else { return };
+    d.open(depth, "request_response", "");
+    let depth = depth + 1;
+    d.metric(depth, "request_size", "B", x.size);
+    d.metric(depth, "transactions", "count", x.transactions);
+    let tps = x.transactions_per_second;
+    d.metric(
+        depth,
+        "transactions_per_second",
+        "count/s",
+        format!("{tps:.3}"),
+    );
+    if let Some(l) = x.latency_us {
+        for (tag, v) in [
+            ("latency_min", l.min),
+            ("latency_mean", l.mean),
+            ("latency_p50", l.p50),
+            ("latency_p90", l.p90),
+            ("latency_p99", l.p99),
+            ("latency_p999", l.p999),
+            ("latency_max", l.max),
+        ] {
+            d.metric(depth, tag, "us", format!("{v:.3}"));
+        }
+    }
+    d.close(depth - 1, "request_response");
+}
+
 /// NTttcp's -sb/-rb value: the size asked for, -1 when left to the kernel.
 fn socket_buff(size: Option<usize>) -> String {
     size.map_or("-1".into(), |s| s.to_string())
@@ -307,6 +340,7 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
     }
     windows_totals(&mut d, r);
     udp(&mut d, 1, r.udp.as_ref());
+    rr(&mut d, 1, r.rr.as_ref());
     d.metric(1, "cpu", "%", format!("{:.3}", r.cpu.busy_percent));
     d.el(1, "num_processors", r.cpu.cores);
     // Time mode: NTttcp's buffer count is "unlimited", 2^63 - 1.
@@ -382,6 +416,7 @@ fn windows_thread(d: &mut Doc, r: &Report, t: &crate::report::Thread) {
     let avg = stats::windows_thread(t).avg_bytes_per_compl;
     d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
     udp(d, 2, t.udp.as_ref());
+    rr(d, 2, t.rr.as_ref());
     d.close(1, "thread");
 }
 

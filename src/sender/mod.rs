@@ -299,6 +299,7 @@ async fn measure<'a>(
         workers: &launched.crew.workers,
         tick: tokio::time::interval(Duration::from_millis(100)),
         silence: Silence::new(&launched.crew.workers, cfg.timeout),
+        workload: cfg.data.workload,
     };
     let plan = Plan {
         interval: cfg.show.interval,
@@ -420,6 +421,21 @@ struct SenderMonitor<'a> {
     workers: &'a [Arc<WorkerState>],
     tick: tokio::time::Interval,
     silence: Silence,
+    workload: Workload,
+}
+
+/// Why a sender moved nothing for `quiet`.
+fn silent(w: Workload, quiet: Duration) -> String {
+    let secs = quiet.as_secs_f64();
+    match w {
+        Workload::Stream => {
+            format!("no data could be sent for {secs:.1} s (receiver or path silent)")
+        }
+        Workload::RequestResponse { .. } => format!(
+            "no response came for {secs:.1} s: the receiver does not echo requests (it must be \
+             this ntttcp, not a stock one), or the path is gone"
+        ),
+    }
 }
 
 impl Monitor for SenderMonitor<'_> {
@@ -440,10 +456,7 @@ impl Monitor for SenderMonitor<'_> {
                     if phase != Phase::Cooldown
                         && let Some(quiet) = self.silence.check(self.workers)
                     {
-                        return Event::Fault(format!(
-                            "no data could be sent for {:.1} s (receiver or path silent)",
-                            quiet.as_secs_f64()
-                        ));
+                        return Event::Fault(silent(self.workload, quiet));
                     }
                 }
             }
