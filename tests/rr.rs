@@ -283,6 +283,25 @@ fn without_sync_the_header_alone_tells_our_receiver_to_echo() {
     );
 }
 
+#[test]
+fn bulk_tests_report_tcp_round_trip_times_on_both_sides_and_udp_none() {
+    let _ports = Ports::take(1);
+    let (s, r) = pair("-P 2 -t 2", "-P 2 -n 1 -t 2");
+    for d in [&s, &r] {
+        let rtt = &d["reports"][0]["rtt_us"];
+        let v = |k: &str| rtt[k].as_f64().unwrap_or_else(|| panic!("rtt_us.{k}: {d}"));
+        // Two connections, looked at half a second in and then every second.
+        assert!(rtt["samples"].as_u64().unwrap() >= 2, "{rtt}");
+        assert!(v("p50") <= v("p99") && v("p99") <= v("max"), "{rtt}");
+        assert!(v("p50") > 0.0 && v("p50") < 10_000.0, "loopback: {rtt}");
+        assert_valid(&validator(), d);
+    }
+    let (s, r) = pair("-P 1 -t 1 -u", "-P 1 -n 1 -t 1 -u");
+    for d in [&s, &r] {
+        assert!(d["reports"][0]["rtt_us"].is_null(), "{d}");
+    }
+}
+
 /// The round trip of one `size`-byte request and its response, each way through a
 /// token bucket of `rate` bits/s with a `burst` of bytes let through at once, counting
 /// each segment's 66 bytes of Ethernet, IPv4 and TCP headers (1448-byte payloads).
@@ -338,5 +357,16 @@ fn latency_between_namespaces_follows_a_shaped_link_ipv4_and_ipv6() {
                 assert!(p50_ms < 0.2 * want, "{six} --rr 1 p50 {p50_ms:.2} ms");
             }
         }
+        // A bulk test over the same link: one 64 KiB segment alone takes 5 ms at
+        // 100 Mbit/s, so the round trips TCP_INFO reports are milliseconds, and the queue
+        // tbf allows (200 ms) bounds them.
+        let m = ports_in(&format!("-P 1 -p @{k} -t 2 {six} --format json"));
+        let r = spawn_in(&h.b, "receiver", &format!("-r {bind} {m}"));
+        let so = spawn_in(&h.a, "sender", &format!("-s {target} -n 1 {m}")).wait(LIMIT);
+        let ro = r.wait(LIMIT);
+        assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+        let rtt = &doc(&so)["reports"][0]["rtt_us"];
+        let p50_ms = rtt["p50"].as_f64().unwrap() / 1000.0;
+        assert!((2.0..=250.0).contains(&p50_ms), "{six} bulk RTT {rtt}");
     }
 }

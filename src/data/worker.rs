@@ -181,6 +181,20 @@ impl WorkerState {
         }
     }
 
+    /// Calls `each` with every open TCP connection's round-trip time in microseconds,
+    /// as TCP_INFO has it: a sender's smoothed RTT, a receiver's own estimate (0, not
+    /// known, is left out).
+    pub(crate) fn round_trip_times(&self, mut each: impl FnMut(u32)) {
+        for (list, receiving) in [(&self.delivering, false), (&self.receiving, true)] {
+            let fds = list.lock().unwrap_or_else(|p| p.into_inner());
+            for &fd in fds.iter() {
+                if let Some(us) = crate::sys::socket::rtt_us(fd, receiving).filter(|&u| u > 0) {
+                    each(us);
+                }
+            }
+        }
+    }
+
     /// Receiver: a new connection (UDP: flow) from `peer`.
     pub(crate) fn arrived(&self, peer: SocketAddr) {
         self.peers

@@ -70,6 +70,15 @@ pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
             );
         }
     }
+    // -V: the round-trip times sampled over the window, on either side.
+    if let (true, Some(rtt)) = (r.params.verbose, r.rtt_us) {
+        let _ = writeln!(
+            o,
+            "\n\nRTT over the window (TCP_INFO every second, {} samples): p50 {:.0} us, \
+             p99 {:.0} us, max {:.0} us",
+            rtt.samples, rtt.p50, rtt.p99, rtt.max
+        );
+    }
     // Linux-only counters asked for with --show-*: after the NTttcp tables.
     let extra = crate::render::linux::extra_lines(r);
     if !extra.is_empty() {

@@ -180,6 +180,12 @@ pub(crate) fn render(r: &Report, verbose: bool) -> String {
     if let (true, Some(rtt)) = (verbose, stats::average_rtt_us(r)) {
         line(format!("tcpi rtt\t\t:{rtt} us"));
     }
+    if let (true, Some(rtt)) = (verbose, r.rtt_us) {
+        line(format!(
+            "rtt p50/p99/max\t:{:.0}/{:.0}/{:.0} us ({} samples)",
+            rtt.p50, rtt.p99, rtt.max, rtt.samples
+        ));
+    }
     let _ = writeln!(o, "{}", "-".repeat(57));
     o
 }

@@ -80,6 +80,7 @@ pub(crate) fn linux(r: &Report) -> String {
     linux_totals(&mut d, r);
     udp(&mut d, 1, r.udp.as_ref());
     rr(&mut d, 1, r.rr.as_ref());
+    rtt(&mut d, r.rtt_us.as_ref());
     d.el(1, "bufferCount", format!("{:.0}", r.totals.buffers.floor()));
     d.el(1, "bufferLen", r.buffer_len);
     if r.tcp_retransmits.is_some() {
@@ -285,6 +286,16 @@ fn rr(d: &mut Doc, depth: usize, x: Option<&crate::report::RrResult>) {
     d.close(depth - 1, "request_response");
 }
 
+/// The round-trip times sampled over the window (the originals have none); nothing
+/// without samples.
+fn rtt(d: &mut Doc, x: Option<&crate::report::Rtt>) {
+    let Some(x) = x else { return };
+    d.metric(1, "rtt_samples", "count", x.samples);
+    for (tag, v) in [("rtt_p50", x.p50), ("rtt_p99", x.p99), ("rtt_max", x.max)] {
+        d.metric(1, tag, "us", format!("{v:.0}"));
+    }
+}
+
 /// NTttcp's -sb/-rb value: the size asked for, -1 when left to the kernel.
 fn socket_buff(size: Option<usize>) -> String {
     size.map_or("-1".into(), |s| s.to_string())
@@ -341,6 +352,7 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
     windows_totals(&mut d, r);
     udp(&mut d, 1, r.udp.as_ref());
     rr(&mut d, 1, r.rr.as_ref());
+    rtt(&mut d, r.rtt_us.as_ref());
     d.metric(1, "cpu", "%", format!("{:.3}", r.cpu.busy_percent));
     d.el(1, "num_processors", r.cpu.cores);
     // Time mode: NTttcp's buffer count is "unlimited", 2^63 - 1.

@@ -271,6 +271,23 @@ pub(crate) struct Report {
     /// Request/response test (`--rr`): transactions and latency over all threads; else
     /// null.
     pub rr: Option<RrResult>,
+    /// TCP: the connections' round-trip times over the window, from TCP_INFO read every
+    /// second (a sender's smoothed RTT, a receiver's own estimate); null without samples.
+    pub rtt_us: Option<Rtt>,
+}
+
+/// Round-trip times sampled from TCP_INFO, microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Rtt {
+    /// Samples taken (connections × looks).
+    pub samples: u64,
+    /// The median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// The largest.
+    pub max: f64,
 }
 
 /// Totals over all threads.

@@ -96,6 +96,7 @@ pub(crate) fn report(mut m: Measured) -> Report {
         peers: Vec::new(),
         udp,
         rr: None,
+        rtt_us: None,
     }
 }
 
@@ -126,7 +127,7 @@ pub(crate) fn from_window(
         })
         .collect();
     let sys = w.sys_end.delta(&w.sys_start);
-    report(Measured {
+    let mut r = report(Measured {
         side,
         host,
         params: Params::of(cfg),
@@ -157,7 +158,9 @@ pub(crate) fn from_window(
             requested: cfg.data.sockopts,
             applied: None,
         },
-    })
+    });
+    r.rtt_us = w.rtt.as_ref().map(rr::rtt);
+    r
 }
 
 /// ntttcp-for-linux's "tcpi rtt": the average over threads of each thread's average

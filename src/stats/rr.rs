@@ -1,9 +1,10 @@
-//! A request/response test's figures: transactions from the window's counts, latency
-//! percentiles from the sender workers' histograms.
+//! Latency figures: a request/response test's transactions and round trips (from the
+//! window's counts and the sender workers' histograms), and a bulk test's TCP_INFO
+//! round-trip times.
 
 use hdrhistogram::Histogram;
 
-use crate::report::{Latency, Report, RrResult};
+use crate::report::{Latency, Report, RrResult, Rtt};
 
 use super::per_second;
 
@@ -57,6 +58,16 @@ pub(crate) fn latency(h: &Histogram<u64>) -> Latency {
     }
 }
 
+/// The percentiles of round-trip times sampled in microseconds.
+pub(crate) fn rtt(h: &Histogram<u64>) -> Rtt {
+    Rtt {
+        samples: h.len(),
+        p50: h.value_at_quantile(0.5) as f64,
+        p99: h.value_at_quantile(0.99) as f64,
+        max: h.max() as f64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +88,19 @@ mod tests {
         assert!(near(l.p999, 999.0), "{l:?}");
         assert!(near(l.max, 1000.0), "{l:?}");
         assert!(near(l.mean, 500.5), "{l:?}");
+    }
+
+    #[test]
+    fn rtt_percentiles_of_samples() {
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        for us in [100, 100, 100, 200, 5000] {
+            h.record(us).unwrap();
+        }
+        let r = rtt(&h);
+        assert_eq!(r.samples, 5);
+        assert_eq!(r.p50, 100.0);
+        assert!((r.max - 5000.0).abs() <= 5.0, "{r:?}");
+        assert!((r.p99 - 5000.0).abs() <= 5.0, "{r:?}");
     }
 
     #[test]

@@ -221,6 +221,19 @@ pub(crate) fn bytes_acked(fd: std::os::fd::RawFd) -> Option<u64> {
     read_tcp_info(fd).map(|i| i.tcpi_bytes_acked)
 }
 
+/// A connection's round-trip time in microseconds from TCP_INFO: the smoothed RTT of
+/// a sending socket, or the receiver's own estimate (`tcpi_rcv_rtt`) when `receiving`.
+/// `fd` must be a TCP socket its owner keeps open for the call.
+pub(crate) fn rtt_us(fd: std::os::fd::RawFd, receiving: bool) -> Option<u32> {
+    read_tcp_info(fd).map(|i| {
+        if receiving {
+            i.tcpi_rcv_rtt
+        } else {
+            i.tcpi_rtt
+        }
+    })
+}
+
 /// Bytes a connected socket has received but the application has not read yet
 /// (FIONREAD); 0 if the kernel refuses. `fd` must be open for the call.
 pub(crate) fn unread(fd: std::os::fd::RawFd) -> u64 {

@@ -14,6 +14,7 @@ use crate::sys::{Snapshot, affinity};
 
 mod edge;
 mod plan;
+mod rtt;
 mod watch;
 
 pub(crate) use edge::{Edge, Start, sample};
@@ -84,6 +85,9 @@ pub(crate) struct Window {
     pub planned: Option<f64>,
     /// The longest span of it in which no byte moved.
     pub stall: Stall,
+    /// Round-trip times of its TCP connections, microseconds, sampled every second;
+    /// None without samples.
+    pub rtt: Option<hdrhistogram::Histogram<u64>>,
     /// Wall-clock time of its first and last edge.
     pub wall: (SystemTime, SystemTime),
     /// Per-worker counters at the start of the window.
@@ -105,6 +109,7 @@ impl Window {
             seconds: 0.0,
             planned: plan.measure.map(|d| d.as_secs_f64()),
             stall: Stall::default(),
+            rtt: None,
             wall: (now.wall, now.wall),
             start: now.samples.clone(),
             end: now.samples,
@@ -168,7 +173,7 @@ pub(crate) async fn run<M: Monitor>(
     // The last edge begins early by as much as the first took to reach its instant, so
     // that it lies on the planned end.
     let end_at = plan.measure.map(|d| m0 + d.saturating_sub(lead));
-    let (ev, stall) = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
+    let (ev, stall, rtt) = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
     let closing = Edge::take(workers);
     edge::latency_window(workers, false);
     normal_priority.take();
@@ -185,6 +190,7 @@ pub(crate) async fn run<M: Monitor>(
         seconds,
         planned: plan.measure.map(|d| d.as_secs_f64()),
         stall,
+        rtt,
         wall: (opened, closing.wall),
         start,
         end: closing.samples,
@@ -242,9 +248,10 @@ async fn measure<M: Monitor>(
     workers: &[Arc<WorkerState>],
     mon: &mut M,
     progress: &dyn Fn(Progress),
-) -> (Option<Event>, Stall) {
+) -> (Option<Event>, Stall, Option<hdrhistogram::Histogram<u64>>) {
     let every = plan.interval.filter(|d| !d.is_zero());
     let mut stalls = StallWatch::new(m0, total(workers));
+    let mut rtts = rtt::RttWatch::new(m0);
     let mut last = start.to_vec();
     let mut last_t = 0.0;
     let mut report_at = every.map(|e| m0 + e);
@@ -257,6 +264,7 @@ async fn measure<M: Monitor>(
             .unwrap_or(step);
         let ev = wait_until(Some(target), mon, Phase::Measure).await;
         stalls.look(Instant::now(), total(workers));
+        rtts.look(Instant::now(), workers);
         let done = ev.is_some() || end_at.is_some_and(|e| Instant::now() >= e);
         let due = report_at.is_some_and(|r| Instant::now() >= r);
         let t = m0.elapsed().as_secs_f64();
@@ -283,7 +291,7 @@ async fn measure<M: Monitor>(
             report_at = report_at.map(|r| r + every);
         }
         if done {
-            return (ev, stalls.longest);
+            return (ev, stalls.longest, rtts.finish());
         }
     }
 }
