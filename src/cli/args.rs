@@ -122,6 +122,17 @@ pub(crate) struct Cli {
           help_heading = "Beyond NTTTCP")]
     pub rr: Option<ByteSize>,
 
+    /// Sender: reverse: open the connections as usual, but the receiver sends and this
+    /// side receives (both report which way their bytes went). Needs this ntttcp as the
+    /// receiver.
+    #[arg(
+        short = 'R',
+        long = "reverse",
+        conflicts_with = "rr",
+        help_heading = "Beyond NTTTCP"
+    )]
+    pub reverse: bool,
+
     /// UDP: one datagram per system call, without the kernel's segmentation offload (GSO)
     /// on the sender and coalescing (GRO) on the receiver.
     #[arg(long = "no-udp-offload", help_heading = "UDP", hide_short_help = true)]

@@ -58,9 +58,11 @@ pub(super) fn data_opts(
             sendfile: cli.sendfile,
             skip_rx_copy: cli.skip_rx_copy,
         },
-        workload: cli.rr.map_or(config::Workload::Stream, |b| {
-            config::Workload::RequestResponse { size: b.0 as usize }
-        }),
+        workload: match (cli.rr, cli.reverse) {
+            (Some(b), _) => config::Workload::RequestResponse { size: b.0 as usize },
+            (None, true) => config::Workload::Reverse,
+            (None, false) => config::Workload::Stream,
+        },
         io_mode: cli.io.unwrap_or(IoMode::Auto),
         sockopts: config::SockOpts {
             no_delay: cli.no_delay,

@@ -273,8 +273,34 @@ fn check_source(cli: &Cli, role: Role, threads: usize) -> Result<(), UsageError>
     Ok(())
 }
 
+/// Rules of `-R`: a sender's choice over TCP; the receiver's sending takes no -Z or
+/// rate limit of ours.
+fn check_reverse(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
+    if !cli.reverse {
+        return Ok(());
+    }
+    let err = |m: &str| Err(UsageError(m.into()));
+    if role == Role::Receiver {
+        return err("-R/--reverse applies to the sender: the receiver sends when a sender asks");
+    }
+    let refused = [
+        (protocol == Protocol::Udp, "-u/--udp"),
+        (cli.sendfile, "-Z/--sendfile"),
+        (cli.bandwidth.is_some(), "-B"),
+        (cli.fq_rate_limit.is_some(), "--fq-rate-limit"),
+        (cli.thread_throttle.is_some(), "-thr"),
+    ];
+    match refused.iter().find(|(given, _)| *given) {
+        Some((_, flag)) => Err(UsageError(format!(
+            "-R/--reverse cannot be combined with {flag} yet: the receiver does the sending"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Rules of `--rr`: a sender's choice over TCP, with bulk-only options refused.
 fn check_workload(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
+    check_reverse(cli, role, protocol)?;
     let Some(size) = cli.rr else { return Ok(()) };
     let err = |m: String| Err(UsageError(m));
     if role == Role::Receiver {

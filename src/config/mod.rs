@@ -98,6 +98,9 @@ pub(crate) enum Workload {
         /// Bytes of each request (and of its response).
         size: usize,
     },
+    /// `-R`: the sender opens the connections, and bulk data flows from the receiver to
+    /// it (through a NAT or firewall that only lets connections in to the receiver).
+    Reverse,
 }
 
 impl Workload {
@@ -106,6 +109,7 @@ impl Workload {
         match self {
             Self::Stream => None,
             Self::RequestResponse { .. } => Some("--rr"),
+            Self::Reverse => Some("-R/--reverse"),
         }
     }
 }

@@ -35,8 +35,10 @@ pub(crate) struct Features(pub u8);
 impl Features {
     /// `--rr`: it echoes requests.
     pub(crate) const REQUEST_RESPONSE: Self = Self(1);
+    /// `-R`: it sends on connections its senders opened.
+    pub(crate) const REVERSE: Self = Self(2);
     /// Everything this build serves.
-    pub(crate) const ALL: Self = Self::REQUEST_RESPONSE;
+    pub(crate) const ALL: Self = Self(Self::REQUEST_RESPONSE.0 | Self::REVERSE.0);
 
     /// Whether every bit of `other` is served.
     pub(crate) fn has(self, other: Self) -> bool {

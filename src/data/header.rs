@@ -16,10 +16,17 @@ pub(crate) enum Header {
         /// Bytes per request.
         size: u32,
     },
+    /// The receiver sends on this connection, `size` bytes per write, and reads nothing.
+    Reverse {
+        /// Bytes per write.
+        size: u32,
+    },
 }
 
 /// Kind byte of `Header::Echo`.
 const ECHO: u8 = 1;
+/// Kind byte of `Header::Reverse`.
+const REVERSE: u8 = 2;
 
 /// How the first bytes of a connection read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,10 +42,13 @@ pub(crate) enum Opening {
 impl Header {
     /// Wire form: magic, kind, three reserved zero bytes, the argument big-endian.
     pub(crate) fn encode(self) -> [u8; LEN] {
-        let Self::Echo { size } = self;
+        let (kind, size) = match self {
+            Self::Echo { size } => (ECHO, size),
+            Self::Reverse { size } => (REVERSE, size),
+        };
         let mut b = [0u8; LEN];
         b[..4].copy_from_slice(&MAGIC);
-        b[4] = ECHO;
+        b[4] = kind;
         b[8..].copy_from_slice(&size.to_be_bytes());
         b
     }
@@ -56,6 +66,7 @@ impl Header {
         let size = u32::from_be_bytes([first[8], first[9], first[10], first[11]]);
         match (first[4], &first[5..8], size) {
             (ECHO, [0, 0, 0], 1..) => Opening::Header(Self::Echo { size }),
+            (REVERSE, [0, 0, 0], 1..) => Opening::Header(Self::Reverse { size }),
             _ => Opening::Payload,
         }
     }
@@ -67,6 +78,8 @@ mod tests {
 
     #[test]
     fn a_header_reads_back_and_plain_payload_is_never_one() {
+        let r = Header::Reverse { size: 131072 };
+        assert_eq!(Header::read(&r.encode()), Opening::Header(r));
         let h = Header::Echo { size: 65536 };
         let wire = h.encode();
         assert_eq!(&wire[..4], &[0, b'N', b'T', b'X']);

@@ -9,8 +9,10 @@
 
 mod header;
 mod plan;
+mod reverse;
 mod rr;
 mod sending;
+mod tasks;
 mod tcp_recv;
 mod tcp_send;
 pub(crate) mod udp;
@@ -18,6 +20,7 @@ pub(crate) mod udp_accounting;
 mod worker;
 
 pub(crate) use plan::{Flows, Payload, RecvPlan, SendPlan};
+pub(crate) use reverse::reverse_worker;
 pub(crate) use rr::rr_worker;
 pub(crate) use sending::listen;
 pub(crate) use tcp_recv::{PortControl, RecvBuffer, recv_worker};

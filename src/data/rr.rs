@@ -18,8 +18,9 @@ use crate::sys::socket::tcp_info;
 use super::header::Header;
 use super::plan::SendPlan;
 use super::sending::{WRITE_POLL, transient, wait_start};
+use super::tasks::on_runtime;
 use super::tcp_send::open_all;
-use super::worker::{FinishGuard, WorkerState, runtime};
+use super::worker::{FinishGuard, WorkerState};
 
 /// Body of a request/response sender worker thread; `index` is its thread number.
 pub(crate) fn rr_worker(
@@ -50,7 +51,10 @@ pub(crate) fn rr_worker(
         let r = blocking(&socks[0], &plan, &me, &stop);
         (socks, r)
     } else {
-        tasks(socks, &plan, &me, &stop)
+        let (size, timeout) = (plan.size, plan.timeout);
+        on_runtime(socks, &stop, async |s| {
+            round_trips(s, size, timeout, &me).await
+        })
     };
     let info = socks.iter().filter_map(|s| {
         let port = s.local_addr().map_or(0, |a| a.port());
@@ -143,58 +147,7 @@ fn no_response() -> io::Error {
     )
 }
 
-/// Several connections: a task each on this thread's runtime, until "stop"; gives the
-/// sockets back (for their TCP_INFO) with the first error.
-fn tasks(
-    socks: Vec<TcpStream>,
-    plan: &SendPlan,
-    me: &Arc<WorkerState>,
-    stop: &Flag,
-) -> (Vec<TcpStream>, io::Result<()>) {
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(e) => return (socks, Err(e)),
-    };
-    rt.block_on(async {
-        let mut set = tokio::task::JoinSet::new();
-        for s in socks {
-            let (me, stop) = (me.clone(), stop.clone());
-            set.spawn(transact(s, plan.size, plan.timeout, me, stop));
-        }
-        let (mut back, mut first) = (Vec::new(), Ok(()));
-        while let Some(done) = set.join_next().await {
-            let Ok((s, r)) = done else { continue };
-            back.extend(s);
-            if first.is_ok() {
-                first = r;
-            }
-        }
-        (back, first)
-    })
-}
-
-/// One connection's transactions until "stop" or an error; the socket comes back.
-async fn transact(
-    s: TcpStream,
-    size: usize,
-    timeout: Duration,
-    me: Arc<WorkerState>,
-    stop: Flag,
-) -> (Option<TcpStream>, io::Result<()>) {
-    let mut s = match s
-        .set_nonblocking(true)
-        .and_then(|()| tokio::net::TcpStream::from_std(s))
-    {
-        Ok(s) => s,
-        Err(e) => return (None, Err(e)),
-    };
-    let r = tokio::select! {
-        _ = stop.wait() => Ok(()),
-        r = round_trips(&mut s, size, timeout, &me) => r,
-    };
-    (s.into_std().ok(), r)
-}
-
+/// One connection's transactions until an error ("stop" ends it from outside).
 async fn round_trips(
     s: &mut tokio::net::TcpStream,
     size: usize,

@@ -168,6 +168,11 @@ async fn drain(
             me.rr_size.store(u64::from(size), Ordering::Relaxed);
             echo(&mut s, &me, size as usize).await;
         }
+        Ok(First::Header(Header::Reverse { size })) => {
+            flows.send_modify(|n| *n += 1);
+            me.pours.store(true, Ordering::Release);
+            pour(&mut s, &me, size as usize).await;
+        }
         Ok(First::Plain { read }) => bulk(&s, plan, &me, &flows, read > 0).await,
         // A header cut short by a reset: nothing more to read.
         Err(_) => {}
@@ -281,6 +286,51 @@ async fn answer(s: &mut tokio::net::TcpStream, chunk: &[u8], size: usize) -> io:
         left -= n;
     }
     Ok(())
+}
+
+/// Sends on a reverse connection (`-R`) until it fails or the sender closes it, `size`
+/// bytes per write; its bytes count as delivered (TCP_INFO), as a sender's do.
+async fn pour(s: &mut tokio::net::TcpStream, me: &WorkerState, size: usize) {
+    let _listed = Pouring::register(me, s.as_raw_fd());
+    let buf = vec![b'A'; size.min(MAX_POUR)];
+    loop {
+        match s.write(&buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => me.counters.add(n),
+        }
+    }
+}
+
+/// Largest write of a reverse connection.
+const MAX_POUR: usize = 4 << 20;
+
+/// A reverse connection while it is open: listed among the worker's delivering sockets
+/// instead of its receiving ones; when dropped (before the socket closes) what it
+/// delivered is kept in `retired`.
+struct Pouring<'a> {
+    me: &'a WorkerState,
+    fd: std::os::fd::RawFd,
+}
+
+impl<'a> Pouring<'a> {
+    fn register(me: &'a WorkerState, fd: std::os::fd::RawFd) -> Self {
+        let lock = |l: &'a std::sync::Mutex<Vec<std::os::fd::RawFd>>| {
+            l.lock().unwrap_or_else(|p| p.into_inner())
+        };
+        lock(&me.receiving).retain(|&x| x != fd);
+        lock(&me.delivering).push(fd);
+        Self { me, fd }
+    }
+}
+
+impl Drop for Pouring<'_> {
+    fn drop(&mut self) {
+        let mut fds = self.me.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        // Under the lock, so no sample sees the connection in neither place.
+        let acked = crate::sys::socket::bytes_acked(self.fd).unwrap_or(0);
+        self.me.retired.fetch_add(acked, Ordering::AcqRel);
+        fds.retain(|&x| x != self.fd);
+    }
 }
 
 /// Bytes an answering connection reads, and writes, at once.

@@ -73,6 +73,11 @@ pub(crate) struct WorkerState {
     /// TCP receiver: its open connections' descriptors (added when accepted, removed
     /// under this lock before they close); `sample` adds what each holds unread.
     pub receiving: Mutex<Vec<std::os::fd::RawFd>>,
+    /// Receiver: its connections of this test are reverse ones (`-R`): it sends, and its
+    /// bytes are those delivered, as a sender's.
+    pub pours: AtomicBool,
+    /// Receiver: what its reverse connections that have closed delivered.
+    pub retired: AtomicU64,
     /// Request/response: the request size its connections use (a receiver learns it
     /// from their headers); 0 in a stream test.
     pub rr_size: AtomicU64,
@@ -161,10 +166,13 @@ impl WorkerState {
         // Delivered first: what was written by the time the counter is read covers it.
         let delivered = {
             let fds = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
-            (!fds.is_empty()).then(|| {
-                fds.iter()
+            let pours = self.pours.load(Ordering::Acquire);
+            (pours || !fds.is_empty()).then(|| {
+                let live: u64 = fds
+                    .iter()
                     .filter_map(|&fd| crate::sys::socket::bytes_acked(fd))
-                    .sum::<u64>()
+                    .sum();
+                live + self.retired.load(Ordering::Acquire)
             })
         };
         let (moved, ops) = self.counters.sample();

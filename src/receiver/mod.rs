@@ -375,6 +375,7 @@ async fn test(
     report.socket.applied = applied(workers, cfg, notes);
     report.peers = peers;
     echoed(&mut report, workers);
+    reversed(&mut report, workers);
     if report.end.kind == EndKind::Completed && report.connections == 0 {
         // A whole test without a single data connection (or datagram) measured nothing.
         report.fail("no data connection (or datagram) arrived during the test");
@@ -394,6 +395,21 @@ fn echoed(report: &mut Report, workers: &[Arc<WorkerState>]) {
     if size > 0 {
         report.params.workload = crate::config::Workload::RequestResponse { size };
         stats::rr::attach(report, size, &[]);
+    }
+}
+
+/// A test whose senders asked it to send (`-R`): said in the report; the workers forget
+/// it for the next test.
+fn reversed(report: &mut Report, workers: &[Arc<WorkerState>]) {
+    // Every worker forgets it: count them all, no short cut.
+    let poured = workers
+        .iter()
+        .filter(|w| w.pours.swap(false, std::sync::atomic::Ordering::AcqRel))
+        .count()
+        > 0;
+    if poured {
+        report.params.workload = crate::config::Workload::Reverse;
+        report.direction = crate::report::Direction::Send;
     }
 }
 

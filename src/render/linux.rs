@@ -143,6 +143,9 @@ pub(crate) fn render(r: &Report, verbose: bool) -> String {
     if r.side == Side::Sender {
         line(format!("{} connections tested", r.connections));
     }
+    if let Some(way) = crate::render::console::turned(r) {
+        line(way.into());
+    }
     line("#####  Totals:  #####".into());
     line(format!("test duration\t:{:.2} seconds", r.duration_s));
     line(format!(

@@ -49,6 +49,26 @@ pub(crate) enum Side {
     Receiver,
 }
 
+/// Which way a report's bytes went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Direction {
+    /// This side sent them (a sender; a receiver in a reverse test).
+    Send,
+    /// This side received them (a receiver; a sender in a reverse test).
+    Receive,
+}
+
+impl Direction {
+    /// The way a side's bytes go in a plain test.
+    pub(crate) fn usual(side: Side) -> Self {
+        match side {
+            Side::Sender => Self::Send,
+            Side::Receiver => Self::Receive,
+        }
+    }
+}
+
 /// One worker thread's result over the measurement window.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -215,6 +235,9 @@ impl Params {
 pub(crate) struct Report {
     /// "sender" or "receiver".
     pub side: Side,
+    /// Which way this side's bytes went: "send" or "receive" (a reverse test, `-R`,
+    /// turns both sides around).
+    pub direction: Direction,
     /// Host name.
     pub host: String,
     /// `uname -a` line.

@@ -169,7 +169,7 @@ fn launch(
             ),
             size: match cfg.data.workload {
                 Workload::RequestResponse { size } => size,
-                Workload::Stream => cfg.data.send_size,
+                Workload::Stream | Workload::Reverse => cfg.data.send_size,
             },
             io: cfg.data.io_mode,
             connect_deadline: l.connect_deadline,
@@ -196,6 +196,7 @@ fn launch(
             (Protocol::Udp, _) => udp::send_worker,
             (Protocol::Tcp, Workload::Stream) => data::send_worker,
             (Protocol::Tcp, Workload::RequestResponse { .. }) => data::rr_worker,
+            (Protocol::Tcp, Workload::Reverse) => data::reverse_worker,
         };
         l.crew.add(format!("send-{index}"), move |w, stop| {
             body(index, plan, w, start, stop)
@@ -367,6 +368,9 @@ fn report(
         window,
     );
     report.socket.applied = applied(workers, cfg, notes);
+    if cfg.data.workload == Workload::Reverse {
+        report.direction = crate::report::Direction::Receive;
+    }
     if let Workload::RequestResponse { size } = cfg.data.workload {
         let hists: Vec<_> = workers.iter().map(|w| w.round_trips()).collect();
         stats::rr::attach(&mut report, size, &hists);
@@ -434,6 +438,10 @@ fn silent(w: Workload, quiet: Duration) -> String {
         Workload::RequestResponse { .. } => format!(
             "no response came for {secs:.1} s: the receiver does not echo requests (it must be \
              this ntttcp, not a stock one), or the path is gone"
+        ),
+        Workload::Reverse => format!(
+            "no data came for {secs:.1} s (receiver or path silent; a stock receiver does not \
+             send)"
         ),
     }
 }

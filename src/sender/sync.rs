@@ -114,6 +114,7 @@ fn needed(w: Workload) -> Features {
     match w {
         Workload::Stream => Features(0),
         Workload::RequestResponse { .. } => Features::REQUEST_RESPONSE,
+        Workload::Reverse => Features::REVERSE,
     }
 }
 

@@ -63,6 +63,7 @@ pub(crate) fn report(mut m: Measured) -> Report {
     let end = ending(m.side, m.end, m.seconds, m.planned_s);
     Report {
         side: m.side,
+        direction: crate::report::Direction::usual(m.side),
         host: m.host.name,
         os: m.host.os,
         end,

@@ -1,0 +1,133 @@
+//! The sender-side worker of a reverse test (`-R`): it opens its connections as a sender
+//! does, asks the receiver (in each connection's header) to send on them, and reads
+//! what comes, counted as a receiver counts: bytes read plus what its kernel holds
+//! unread at the edges. One connection: blocking reads; several: a task each on a
+//! current-thread runtime.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+
+use tokio::io::AsyncReadExt;
+
+use crate::stop::Flag;
+use crate::sys::affinity;
+use crate::sys::socket::tcp_info;
+
+use super::header::Header;
+use super::plan::SendPlan;
+use super::sending::{WRITE_POLL, transient, wait_start};
+use super::tasks::on_runtime;
+use super::tcp_send::open_all;
+use super::worker::{FinishGuard, WorkerState};
+
+/// Bytes per read.
+const READ: usize = 64 << 10;
+
+/// Body of a reverse-test worker thread; `index` is its thread number.
+pub(crate) fn reverse_worker(
+    index: usize,
+    plan: SendPlan,
+    me: Arc<WorkerState>,
+    start: Flag,
+    stop: Flag,
+) {
+    let _guard = FinishGuard(&me);
+    affinity::pin_current(plan.cpu);
+    let Some(socks) = open_all(&plan, &me, &stop) else {
+        return;
+    };
+    let head = Header::Reverse {
+        size: plan.size as u32,
+    }
+    .encode();
+    if let Err(e) = socks.iter().try_for_each(|mut s| s.write_all(&head)) {
+        return me.fail(format!("send to receiver {}: {e}", plan.target));
+    }
+    let _listed = Receiving::register(&me, &socks);
+    if !wait_start(&start, &stop) {
+        return;
+    }
+    let (socks, r) = if socks.len() == 1 {
+        let r = blocking(&socks[0], &me, &stop);
+        (socks, r)
+    } else {
+        on_runtime(socks, &stop, async |s| read_all(s, &me).await)
+    };
+    let info = socks.iter().filter_map(|s| {
+        let port = s.local_addr().map_or(0, |a| a.port());
+        tcp_info(s, index, port)
+    });
+    me.conn_info
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(info);
+    if let Err(e) = r
+        && !stop.is_set()
+    {
+        me.fail(format!("receive from receiver {}: {e}", plan.target));
+    }
+    while !stop.wait_timeout(WRITE_POLL) {}
+}
+
+/// One connection, blocking reads that wake every `WRITE_POLL` to look at "stop".
+fn blocking(mut s: &TcpStream, me: &WorkerState, stop: &Flag) -> io::Result<()> {
+    s.set_read_timeout(Some(WRITE_POLL))?;
+    let mut buf = vec![0u8; READ];
+    while !stop.is_set() {
+        match s.read(&mut buf) {
+            Ok(0) => return Err(closed()),
+            Ok(n) => me.counters.add(n),
+            Err(e) if transient(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn closed() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the receiver closed the connection",
+    )
+}
+
+/// One connection read on the runtime until an error ("stop" ends it from outside).
+async fn read_all(s: &mut tokio::net::TcpStream, me: &WorkerState) -> io::Result<()> {
+    let mut buf = vec![0u8; READ];
+    loop {
+        match s.read(&mut buf).await {
+            Ok(0) => return Err(closed()),
+            Ok(n) => me.counters.add(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A worker's connections listed among its receiving sockets while they are open, so
+/// the edges count what their kernel holds unread; withdrawn before they close.
+struct Receiving<'a> {
+    me: &'a WorkerState,
+}
+
+impl<'a> Receiving<'a> {
+    fn register(me: &'a WorkerState, socks: &[TcpStream]) -> Self {
+        me.receiving
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(socks.iter().map(|s| s.as_raw_fd()));
+        Self { me }
+    }
+}
+
+impl Drop for Receiving<'_> {
+    fn drop(&mut self) {
+        self.me
+            .receiving
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+}
