@@ -565,14 +565,15 @@ fn mismatched_sync_says_so_and_suggests_running_without_it() {
 /// Our extension's probe: a negative proposal, which no stock sender sends.
 const PROBE: [u8; 4] = [0xA7, b'N', b'T', 1];
 
-#[test]
-fn rr_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_serving() {
-    let _ports = Ports::take(1);
+/// A sender asking for one of our extension's features (`extra`, named `flag` in its
+/// error) against a stock receiver: exit 1 at once, nothing but the query and the probe
+/// said, no data connection, and the receiver serves the next (plain) sender.
+fn extension_against_a_stock_receiver(extra: &str, flag: &str) {
     let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
     let data_l = TcpListener::bind(ports_in("127.0.0.1:@1")).unwrap();
     let s = spawn(
         "sender",
-        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --rr --timeout 5",
+        &format!("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 {extra} --timeout 5"),
     );
     let mut sync = accept(&sync_l);
     assert_eq!(read4(&mut sync), X);
@@ -587,7 +588,8 @@ fn rr_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_serving() 
     let o = s.wait(IO);
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(
-        o.stderr.contains("does not support --rr") && o.stderr.contains("stock ntttcp-for-linux"),
+        o.stderr.contains(&format!("does not support {flag}"))
+            && o.stderr.contains("stock ntttcp-for-linux"),
         "{}",
         o.stderr
     );
@@ -606,6 +608,44 @@ fn rr_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_serving() 
     drop((sync_l, data_l));
     // The next (plain) sender runs its test with that receiver, byte for byte as before.
     stock_receiver(port(1), "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", 2, false);
+}
+
+#[test]
+fn rr_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_serving() {
+    let _ports = Ports::take(1);
+    extension_against_a_stock_receiver("--rr", "--rr");
+}
+
+#[test]
+fn reverse_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_serving() {
+    let _ports = Ports::take(1);
+    extension_against_a_stock_receiver("-R", "-R/--reverse");
+}
+
+#[test]
+fn reverse_without_sync_against_a_receiver_that_only_drains_ends_within_the_timeout() {
+    let _ports = Ports::take(1);
+    let data_l = TcpListener::bind(ports_in("127.0.0.1:@1")).unwrap();
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 10 -N -R --timeout 2",
+    );
+    // A stock receiver without sync reads what comes and never sends.
+    let total = Arc::new(AtomicU64::new(0));
+    let conn = accept(&data_l);
+    let began = Instant::now();
+    let d = drain(conn, total.clone());
+    let o = s.wait(IO);
+    let took = began.elapsed();
+    d.join().unwrap();
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains("no data came"), "{}", o.stderr);
+    assert!(took <= Duration::from_millis(3500), "{took:?}");
+    assert_eq!(
+        total.load(Ordering::Relaxed),
+        12,
+        "our header, nothing more"
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@ mod install;
 mod loopback;
 mod netns;
 mod outputs;
+mod reverse;
 mod rr;
 mod sockets;
 mod udp;

@@ -1,0 +1,194 @@
+//! Reverse tests (`-R`) between two processes of the built binary and between two
+//! network namespaces: the sender opens the connections, the receiver sends on them, and
+//! both sides count the same bytes and say which way they went.
+
+use std::time::Duration;
+
+use crate::netns::TwoHosts;
+use crate::util::{
+    Output, Ports, assert_close, assert_valid, ports_in, run, spawn, spawn_in, validator,
+};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn doc(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("JSON: {e}\n{o:?}"))
+}
+
+fn report(d: &serde_json::Value) -> &serde_json::Value {
+    &d["reports"][0]
+}
+
+fn bytes(d: &serde_json::Value) -> f64 {
+    report(d)["totals"]["bytes"].as_u64().unwrap() as f64
+}
+
+/// A receiver and a sender with these flags; both JSON documents (both must exit 0).
+fn pair(receiver_args: &str, sender_args: &str) -> (serde_json::Value, serde_json::Value) {
+    let r = spawn(
+        "receiver",
+        &ports_in(&format!("-r 127.0.0.1 -p @1 --format json {receiver_args}")),
+    );
+    let so = run(
+        &ports_in(&format!("-s 127.0.0.1 -p @1 --format json {sender_args}")),
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    (doc(&so), doc(&ro))
+}
+
+/// Both reports say the test was reversed, and each which way its own bytes went.
+fn assert_reversed(s: &serde_json::Value, r: &serde_json::Value) {
+    assert_eq!(report(s)["direction"], "receive", "{s}");
+    assert_eq!(report(r)["direction"], "send", "{r}");
+    for d in [s, r] {
+        assert_eq!(report(d)["params"]["workload"]["kind"], "reverse", "{d}");
+        assert_valid(&validator(), d);
+    }
+    // The receiver's figure is what its connections delivered (TCP_INFO), with what it
+    // wrote beside it, as a sender's; the sender's is what it read.
+    assert!(
+        report(r)["totals"]["bytes_written"].as_u64().is_some(),
+        "{r}"
+    );
+    assert!(report(s)["totals"]["bytes_written"].is_null(), "{s}");
+}
+
+#[test]
+fn reverse_over_loopback_both_sides_count_the_same_bytes() {
+    let _ports = Ports::take(1);
+    for (rx, tx) in [
+        ("-P 2 -t 2", "-P 2 -n 1 -t 2 -R"),
+        ("-P 1 -t 2", "-P 1 -n 2 -l 3 -t 2 --reverse"),
+    ] {
+        let (s, r) = pair(rx, tx);
+        assert_reversed(&s, &r);
+        assert!(bytes(&r) > 1e8, "loopback moves far more in 2 s: {r}");
+        assert_close(
+            bytes(&s),
+            bytes(&r),
+            0.5,
+            "reverse: sender read vs receiver delivered",
+        );
+    }
+}
+
+#[test]
+fn reverse_without_sync_and_in_both_layouts() {
+    let _ports = Ports::take(1);
+    let (s, r) = pair("-P 1 -t 2 -N", "-P 1 -n 1 -t 2 -N -R");
+    assert_reversed(&s, &r);
+    // Without sync each side times itself from its own start: rates agree, not edges.
+    let rate = |d: &serde_json::Value| report(d)["totals"]["bits_per_second"].as_f64().unwrap();
+    assert_close(rate(&s), rate(&r), 10.0, "reverse without sync: rates");
+
+    let r = spawn("receiver", &ports_in("-r 127.0.0.1 -P 1 -p @11 -t 1"));
+    let so = run(
+        &ports_in("-s 127.0.0.1 -P 1 -n 1 -p @11 -t 1 -R --format linux"),
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    assert!(
+        so.stdout
+            .contains("INFO: Direction: receive (reverse test, -R"),
+        "{}",
+        so.stdout
+    );
+    assert!(
+        ro.stdout.contains("\nDirection: send (reverse test, -R"),
+        "{}",
+        ro.stdout
+    );
+    // The Linux layout's Totals block is unchanged for the parsers that read it.
+    assert!(so.stdout.contains("#####  Totals:  #####"), "{}", so.stdout);
+}
+
+#[test]
+fn a_held_receiver_turns_around_for_one_test_only() {
+    let _ports = Ports::take(1);
+    let h = spawn(
+        "held receiver",
+        &ports_in("-r 127.0.0.1 -P 1 -p @1 -t 1 -H --format jsonl"),
+    );
+    for extra in ["", "-R", ""] {
+        let o = run(
+            &ports_in(&format!("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 1 {extra}")),
+            LIMIT,
+        );
+        assert_eq!(o.code(), Some(0), "{extra}: {o:?}");
+    }
+    h.wait_for_stdout_count("\"type\":\"summary\"", 3, LIMIT);
+    let out = h.stdout_so_far();
+    let ways: Vec<String> = out
+        .lines()
+        .filter(|l| l.contains("\"summary\""))
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["report"]["direction"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(ways, ["receive", "send", "receive"], "{out}");
+}
+
+#[test]
+fn reverse_is_a_sender_option_for_tcp() {
+    for (line, needle) in [
+        ("-r 127.0.0.1 -R", "-R/--reverse applies to the sender"),
+        (
+            "-s 127.0.0.1 -R -u",
+            "-R/--reverse cannot be combined with -u",
+        ),
+        (
+            "-s 127.0.0.1 -R -Z",
+            "-R/--reverse cannot be combined with -Z",
+        ),
+        ("-s 127.0.0.1 -R --rr", "'--rr"),
+    ] {
+        let o = run(line, LIMIT);
+        assert_eq!(o.code(), Some(2), "{line}: {o:?}");
+        assert!(o.stderr.contains(needle), "{line}: {}", o.stderr);
+    }
+}
+
+#[test]
+fn reverse_between_namespaces_flows_from_the_receiver_ipv4_and_ipv6() {
+    let _ports = Ports::take(1);
+    let Some(h) = TwoHosts::new("rv", 12) else {
+        return;
+    };
+    h.add_ipv6("fd00:201:12");
+    // Only the receiver's way out is shaped: a test whose data flowed the usual way
+    // would not be held to it.
+    h.exec(
+        &h.b,
+        &format!(
+            "tc qdisc add dev {} root tbf rate 200mbit burst 64kb latency 50ms",
+            h.dev_b
+        ),
+    );
+    for (target, bind, six, k) in [
+        (h.ip_b.clone(), h.ip_b.clone(), "", 1),
+        (
+            "fd00:201:12::2".to_string(),
+            "[fd00:201:12::2]".to_string(),
+            "-6",
+            5,
+        ),
+    ] {
+        let m = ports_in(&format!("-P 1 -p @{k} -t 2 {six} --format json"));
+        let r = spawn_in(&h.b, "receiver", &format!("-r {bind} {m}"));
+        let so = spawn_in(&h.a, "sender", &format!("-s {target} -n 2 {m} -R")).wait(LIMIT);
+        let ro = r.wait(LIMIT);
+        assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+        let (s, r) = (doc(&so), doc(&ro));
+        assert_reversed(&s, &r);
+        let gbit = report(&s)["totals"]["bits_per_second"].as_f64().unwrap() / 1e9;
+        assert!(
+            gbit > 0.1 && gbit <= 0.21,
+            "{six} the receiver's shaped way out: {gbit} Gbit/s"
+        );
+        assert_close(bytes(&s), bytes(&r), 1.0, "reverse across veth: both sides");
+    }
+}
