@@ -5,13 +5,13 @@
 
 use std::fmt::Write;
 
-use crate::report::{Direction, Report, Side, UdpResult};
+use crate::report::{Report, UdpResult};
 use crate::stats;
 
 /// Renders the per-thread table (unless `hide_per_thread`) and the Totals tables.
 pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
     let mut o = String::new();
-    if let Some(way) = turned(r) {
+    if let Some(way) = r.turned() {
         let _ = write!(o, "\n\n{way}");
     }
     if !hide_per_thread {
@@ -95,19 +95,6 @@ pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
         o.push_str("\n\nNOTE::Avg CPU% drops below 0% if test duration is too short\n\n");
     }
     o
-}
-
-/// The heading of a report whose bytes went the other way (`-R`); None in a plain test.
-pub(crate) fn turned(r: &Report) -> Option<&'static str> {
-    match (r.side, r.direction) {
-        (Side::Sender, Direction::Receive) => {
-            Some("Direction: receive (reverse test, -R: the receiver sent to this host)")
-        }
-        (Side::Receiver, Direction::Send) => {
-            Some("Direction: send (reverse test, -R: this host sent to the sender)")
-        }
-        _ => None,
-    }
 }
 
 /// A UDP receiver's accounting per thread and in total (NTttcp has no such table).

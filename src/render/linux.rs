@@ -143,7 +143,7 @@ pub(crate) fn render(r: &Report, verbose: bool) -> String {
     if r.side == Side::Sender {
         line(format!("{} connections tested", r.connections));
     }
-    if let Some(way) = crate::render::console::turned(r) {
+    if let Some(way) = r.turned() {
         line(way.into());
     }
     line("#####  Totals:  #####".into());

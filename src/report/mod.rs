@@ -444,6 +444,20 @@ impl Report {
         (!said.is_empty()).then(|| said.join("; "))
     }
 
+    /// The heading of a report whose bytes went the other way (`-R`), for both layouts;
+    /// None in a plain test.
+    pub(crate) fn turned(&self) -> Option<&'static str> {
+        match (self.side, self.direction) {
+            (Side::Sender, Direction::Receive) => {
+                Some("Direction: receive (reverse test, -R: the receiver sent to this host)")
+            }
+            (Side::Receiver, Direction::Send) => {
+                Some("Direction: send (reverse test, -R: this host sent to the sender)")
+            }
+            _ => None,
+        }
+    }
+
     /// A side that measured the whole window, without faults, finds out afterwards that
     /// it failed (no data connection came): the end becomes that fault.
     pub(crate) fn fail(&mut self, reason: &str) {
