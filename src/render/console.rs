@@ -61,27 +61,7 @@ pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
     if let Some(rr) = crate::render::rr::table(r, hide_per_thread) {
         o.push_str(&rr);
     }
-    // -V on a sender: which connection suffered (TCP_INFO at the end of the test).
-    if r.params.verbose && !r.tcp_connections.is_empty() {
-        o.push_str("\n\nConn Thread Local Port  RTT(us) RTTVar(us) Cwnd(segs)  MSS(B) Retrans\n");
-        o.push_str("==== ====== ========== ======== ========== ========== ======= =======\n");
-        for (i, c) in r.tcp_connections.iter().enumerate() {
-            let _ = writeln!(
-                o,
-                "{i:>4} {:>6} {:>10} {:>8} {:>10} {:>10} {:>7} {:>7}",
-                c.thread, c.local_port, c.rtt_us, c.rttvar_us, c.cwnd, c.mss, c.retransmits
-            );
-        }
-    }
-    // -V: the round-trip times sampled over the window, on either side.
-    if let (true, Some(rtt)) = (r.params.verbose, r.rtt_us) {
-        let _ = writeln!(
-            o,
-            "\n\nRTT over the window (TCP_INFO every second, {} samples): p50 {:.0} us, \
-             p99 {:.0} us, max {:.0} us",
-            rtt.samples, rtt.p50, rtt.p99, rtt.max
-        );
-    }
+    verbose_tables(&mut o, r);
     // Linux-only counters asked for with --show-*: after the NTttcp tables.
     let extra = crate::render::linux::extra_lines(r);
     if !extra.is_empty() {
@@ -95,6 +75,30 @@ pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
         o.push_str("\n\nNOTE::Avg CPU% drops below 0% if test duration is too short\n\n");
     }
     o
+}
+
+/// `-V`: which connection suffered (a sender's TCP_INFO at the end of the test), and
+/// the round-trip times sampled over the window on either side.
+fn verbose_tables(o: &mut String, r: &Report) {
+    if r.params.verbose && !r.tcp_connections.is_empty() {
+        o.push_str("\n\nConn Thread Local Port  RTT(us) RTTVar(us) Cwnd(segs)  MSS(B) Retrans\n");
+        o.push_str("==== ====== ========== ======== ========== ========== ======= =======\n");
+        for (i, c) in r.tcp_connections.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "{i:>4} {:>6} {:>10} {:>8} {:>10} {:>10} {:>7} {:>7}",
+                c.thread, c.local_port, c.rtt_us, c.rttvar_us, c.cwnd, c.mss, c.retransmits
+            );
+        }
+    }
+    if let (true, Some(rtt)) = (r.params.verbose, r.rtt_us) {
+        let _ = writeln!(
+            o,
+            "\n\nRTT over the window (TCP_INFO every second, {} samples): p50 {:.0} us, \
+             p99 {:.0} us, max {:.0} us",
+            rtt.samples, rtt.p50, rtt.p99, rtt.max
+        );
+    }
 }
 
 /// A UDP receiver's accounting per thread and in total (NTttcp has no such table).

@@ -178,6 +178,33 @@ mod tests {
     }
 
     #[test]
+    fn rtt_percentiles_show_with_verbose_in_every_layout() {
+        let mut r = seed_report();
+        r.rtt_us = Some(crate::report::Rtt {
+            samples: 12,
+            p50: 250.0,
+            p99: 900.0,
+            max: 1500.0,
+        });
+        let line = "RTT over the window (TCP_INFO every second, 12 samples): p50 250 us, p99 \
+                    900 us, max 1500 us";
+        assert!(!crate::render::console::render(&r, false).contains(line));
+        assert!(!crate::render::linux::render(&r, false).contains("rtt p50"));
+        let xml = crate::render::xml::linux(&r);
+        assert!(
+            xml.contains("<rtt_p50 metric=\"us\">250</rtt_p50>"),
+            "{xml}"
+        );
+        r.params.verbose = true;
+        assert!(crate::render::console::render(&r, false).contains(line));
+        let l = crate::render::linux::render(&r, true);
+        assert!(
+            l.contains("rtt p50/p99/max\t:250/900/1500 us (12 samples)"),
+            "{l}"
+        );
+    }
+
+    #[test]
     fn linux_lines_give_the_percentiles() {
         let l = lines(&rr_report(Some(L)), false);
         assert_eq!(l[0], "\t transactions\t:1000 of 64 bytes each way");

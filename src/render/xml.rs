@@ -263,25 +263,14 @@ fn rr(d: &mut Doc, depth: usize, x: Option<&crate::report::RrResult>) {
     let depth = depth + 1;
     d.metric(depth, "request_size", "B", x.size);
     d.metric(depth, "transactions", "count", x.transactions);
-    let tps = x.transactions_per_second;
-    d.metric(
-        depth,
-        "transactions_per_second",
-        "count/s",
-        format!("{tps:.3}"),
-    );
-    if let Some(l) = x.latency_us {
-        for (tag, v) in [
-            ("latency_min", l.min),
-            ("latency_mean", l.mean),
-            ("latency_p50", l.p50),
-            ("latency_p90", l.p90),
-            ("latency_p99", l.p99),
-            ("latency_p999", l.p999),
-            ("latency_max", l.max),
-        ] {
-            d.metric(depth, tag, "us", format!("{v:.3}"));
-        }
+    let tps = format!("{:.3}", x.transactions_per_second);
+    d.metric(depth, "transactions_per_second", "count/s", tps);
+    let l = x
+        .latency_us
+        .map(|l| [l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max]);
+    let names = ["min", "mean", "p50", "p90", "p99", "p999", "max"];
+    for (name, v) in names.iter().zip(l.iter().flatten()) {
+        d.metric(depth, &format!("latency_{name}"), "us", format!("{v:.3}"));
     }
     d.close(depth - 1, "request_response");
 }
