@@ -133,6 +133,41 @@ fn a_held_receiver_turns_around_for_one_test_only() {
 }
 
 #[test]
+fn a_multi_client_receiver_sends_to_two_senders_at_once() {
+    let _ports = Ports::take(1);
+    let r = spawn(
+        "receiver",
+        &ports_in("-r 127.0.0.1 -P 2 -p @1 -t 2 -M --format json"),
+    );
+    let a = spawn(
+        "sender a",
+        &ports_in("-s 127.0.0.1 -P 2 -n 1 -p @1 -t 2 -R --format json"),
+    );
+    a.wait_for_stderr("waiting for the last client", LIMIT);
+    let b = run(
+        &ports_in("-s 127.0.0.1 -P 2 -n 1 -p @1 -t 2 -R -L --format json"),
+        LIMIT,
+    );
+    let (ao, ro) = (a.wait(LIMIT), r.wait(LIMIT));
+    assert_eq!(
+        (ao.code(), b.code(), ro.code()),
+        (Some(0), Some(0), Some(0)),
+        "{ao:?}\n{b:?}\n{ro:?}"
+    );
+    let (ad, bd, rd) = (doc(&ao), doc(&b), doc(&ro));
+    assert_reversed(&ad, &rd);
+    assert_reversed(&bd, &rd);
+    // The receiver sent to both: its total is theirs together.
+    assert_close(
+        bytes(&ad) + bytes(&bd),
+        bytes(&rd),
+        1.0,
+        "two senders vs the receiver",
+    );
+    assert_eq!(report(&rd)["connections"], 4, "{rd}");
+}
+
+#[test]
 fn reverse_is_a_sender_option_for_tcp() {
     for (line, needle) in [
         ("-r 127.0.0.1 -R", "-R/--reverse applies to the sender"),
@@ -145,6 +180,10 @@ fn reverse_is_a_sender_option_for_tcp() {
             "-R/--reverse cannot be combined with -Z",
         ),
         ("-s 127.0.0.1 -R --rr", "'--rr"),
+        (
+            "-s -m 1,*,127.0.0.1 -to 2000 --reverse",
+            "--reverse needs ntttcp-for-linux's sync",
+        ),
     ] {
         let o = run(line, LIMIT);
         assert_eq!(o.code(), Some(2), "{line}: {o:?}");

@@ -259,12 +259,35 @@ fn rr_is_a_sender_option_for_tcp_bulk_flags_are_refused() {
         ("-s 127.0.0.1 --rr -u", "--rr cannot be combined with -u"),
         ("-s 127.0.0.1 --rr -Z", "--rr cannot be combined with -Z"),
         ("-s 127.0.0.1 --rr -B 1G", "--rr cannot be combined with -B"),
+        (
+            "-s -m 1,*,127.0.0.1 -to 2000 --rr",
+            "--rr needs ntttcp-for-linux's sync",
+        ),
     ] {
         let o = run(line, LIMIT);
         assert_eq!(o.code(), Some(2), "{line}: {o:?}");
         assert!(o.stderr.contains(needle), "{line}: {}", o.stderr);
         assert_eq!(o.stderr.trim().lines().count(), 1, "{line}: {}", o.stderr);
     }
+}
+
+#[test]
+fn windows_dialect_lines_without_sync_run_request_response() {
+    let _ports = Ports::take(1);
+    let r = spawn(
+        "receiver",
+        &ports_in("-r -m 1,*,127.0.0.1 -p @1 -ns -t 2 --format json"),
+    );
+    let so = run(
+        &ports_in("-s -m 1,*,127.0.0.1 -p @1 -ns -t 2 --rr 10 --format json"),
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    let (s, r) = (doc(&so), doc(&ro));
+    assert!(rr(&s)["transactions"].as_u64().unwrap() > 100, "{s}");
+    assert_eq!(rr(&r)["size"], 10, "{r}");
+    assert_ordered(&rr(&s)["latency_us"]);
 }
 
 #[test]

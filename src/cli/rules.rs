@@ -10,7 +10,8 @@ use super::assemble::{data_opts, pid_file_of, role_of, show_of, streams_of, sync
 use super::values::{CpuSpec, strip_brackets};
 use super::{typed_flag, winstyle};
 use crate::config::{
-    self, Config, Dialect, IoMode, Phases, PortPlan, Protocol, Role, UsageError, loopback_host,
+    self, Config, Dialect, IoMode, Phases, PortPlan, Protocol, Role, SyncMode, UsageError,
+    loopback_host,
 };
 
 /// Every cross-flag rule lives here.
@@ -51,7 +52,7 @@ pub(super) fn to_config(
         Protocol::Tcp
     };
     check_transport(&cli, role, protocol)?;
-    check_workload(&cli, role, protocol)?;
+    check_workload(&cli, role, protocol, sync)?;
     check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
     let timeout = timeout_of(&cli);
     let pid_file = pid_file_of(&cli)?;
@@ -298,9 +299,22 @@ fn check_reverse(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageE
     }
 }
 
-/// Rules of `--rr`: a sender's choice over TCP, with bulk-only options refused.
-fn check_workload(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
+/// Rules of `--rr`: a sender's choice over TCP, with bulk-only options refused; and of
+/// both: Windows NTttcp's sync has no way to ask the receiver for them.
+fn check_workload(
+    cli: &Cli,
+    role: Role,
+    protocol: Protocol,
+    sync: SyncMode,
+) -> Result<(), UsageError> {
     check_reverse(cli, role, protocol)?;
+    if matches!(sync, SyncMode::Windows { .. }) && (cli.rr.is_some() || cli.reverse) {
+        let flag = if cli.reverse { "--reverse" } else { "--rr" };
+        return Err(UsageError(format!(
+            "{flag} needs ntttcp-for-linux's sync (a Linux-dialect line) or none (-ns): \
+             Windows NTttcp's sync cannot ask the receiver whether it supports it"
+        )));
+    }
     let Some(size) = cli.rr else { return Ok(()) };
     let err = |m: String| Err(UsageError(m));
     if role == Role::Receiver {
