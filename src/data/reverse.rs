@@ -45,7 +45,7 @@ pub(crate) fn reverse_worker(
     if let Err(e) = socks.iter().try_for_each(|mut s| s.write_all(&head)) {
         return me.fail(format!("send to receiver {}: {e}", plan.target));
     }
-    let _listed = Receiving::register(&me, &socks);
+    let listed = Receiving::register(&me, &socks);
     if !wait_start(&start, &stop) {
         return;
     }
@@ -69,6 +69,9 @@ pub(crate) fn reverse_worker(
         me.fail(format!("receive from receiver {}: {e}", plan.target));
     }
     while !stop.wait_timeout(WRITE_POLL) {}
+    // Withdrawn before they close, so no sample asks about a closed descriptor.
+    drop(listed);
+    drop(socks);
 }
 
 /// One connection, blocking reads that wake every `WRITE_POLL` to look at "stop".
