@@ -164,14 +164,12 @@ async fn drain(
     let _open = Open::register(&me, &gate, s.as_raw_fd());
     match opening(&mut s, &me).await {
         Ok(First::Header(Header::Echo { size })) => {
-            flows.send_modify(|n| *n += 1);
             me.rr_size.store(u64::from(size), Ordering::Relaxed);
+            flows.send_modify(|n| *n += 1);
             echo(&mut s, &me, size as usize).await;
         }
         Ok(First::Header(Header::Reverse { size })) => {
-            flows.send_modify(|n| *n += 1);
-            me.pours.store(true, Ordering::Release);
-            pour(&mut s, &me, size as usize).await;
+            pour(&mut s, &me, &flows, size as usize).await;
         }
         Ok(First::Plain { read }) => bulk(&s, plan, &me, &flows, read > 0).await,
         // A header cut short by a reset: nothing more to read.
@@ -258,23 +256,44 @@ async fn bulk(
 /// bytes read (counted) is answered with `size` bytes, written only once all of the
 /// request has come, as a server answers a request it has read.
 async fn echo(s: &mut tokio::net::TcpStream, me: &WorkerState, size: usize) {
-    let mut buf = vec![b'A'; size.min(ECHO_CHUNK)];
+    let fill = fill();
     let mut pending = 0usize;
     loop {
-        match s.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
+        // Read into the thread's shared buffer, as a plain stream is: only the count
+        // matters, and the answer is the thread's shared 'A's.
+        let r = s
+            .async_io(Interest::READABLE, || {
+                RECV_BUF.with_borrow_mut(|b| SockRef::from(&*s).recv_with_flags(b, 0))
+            })
+            .await;
+        match r {
+            Ok(0) => break,
             Ok(n) => {
                 me.counters.add(n);
                 pending += n;
             }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
         }
         while pending >= size {
             pending -= size;
-            if answer(s, &buf, size).await.is_err() {
+            if answer(s, &fill, size).await.is_err() {
                 return;
             }
         }
     }
+}
+
+thread_local! {
+    /// What answering and reverse connections write: `'A'`s, made once per worker thread
+    /// that needs them and shared by all its connections (only read), so a connection
+    /// costs no buffer of its own whatever size its header asks for.
+    static FILL: std::sync::Arc<[u8]> = std::sync::Arc::from(vec![b'A'; MAX_POUR]);
+}
+
+/// This thread's `FILL`.
+fn fill() -> std::sync::Arc<[u8]> {
+    FILL.with(std::sync::Arc::clone)
 }
 
 /// Writes `size` bytes from `chunk`, repeated as often as it takes.
@@ -290,18 +309,23 @@ async fn answer(s: &mut tokio::net::TcpStream, chunk: &[u8], size: usize) -> io:
 
 /// Sends on a reverse connection (`-R`) until it fails or the sender closes it, `size`
 /// bytes per write; its bytes count as delivered (TCP_INFO), as a sender's do.
-async fn pour(s: &mut tokio::net::TcpStream, me: &WorkerState, size: usize) {
+async fn pour(s: &mut tokio::net::TcpStream, me: &WorkerState, flows: &Flows, size: usize) {
+    // Listed and flagged before the connection counts as flowing: a receiver without
+    // sync samples its first edge then, and must see it as a sending one.
     let _listed = Pouring::register(me, s.as_raw_fd());
-    let buf = vec![b'A'; size.min(MAX_POUR)];
+    me.pours.store(true, Ordering::Release);
+    flows.send_modify(|n| *n += 1);
+    let fill = fill();
+    let buf = &fill[..size.min(MAX_POUR)];
     loop {
-        match s.write(&buf).await {
+        match s.write(buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => me.counters.add(n),
         }
     }
 }
 
-/// Largest write of a reverse connection.
+/// Largest write of an answering or reverse connection.
 const MAX_POUR: usize = 4 << 20;
 
 /// A reverse connection while it is open: listed among the worker's delivering sockets
@@ -332,9 +356,6 @@ impl Drop for Pouring<'_> {
         fds.retain(|&x| x != self.fd);
     }
 }
-
-/// Bytes an answering connection reads, and writes, at once.
-const ECHO_CHUNK: usize = 64 << 10;
 
 /// A receiver connection while it is open: listed in `WorkerState::receiving` and counted as
 /// open (worker and gate); dropping it undoes all three before the socket closes, so

@@ -16,6 +16,7 @@ pub(crate) use tables::{
 pub(crate) use udp::{udp_between, udp_sum};
 
 use crate::config::{Config, Protocol};
+use crate::data::Sample;
 use crate::report::{
     Cpu, DevInterrupts, EarlyEnd, Ending, Host, Measured, Network, Params, Report, Side,
     SocketReport, Thread, ThreadCounts, Totals,
@@ -121,8 +122,8 @@ pub(crate) fn from_window(
             index,
             port: ports.get(index).copied().unwrap_or(0),
             seconds: w.seconds,
-            bytes: b.bytes.saturating_sub(a.bytes),
-            bytes_written: a.written.zip(b.written).map(|(x, y)| y.saturating_sub(x)),
+            bytes: b.bytes.saturating_sub(at_start(a, b).0),
+            bytes_written: b.written.map(|y| y.saturating_sub(at_start(a, b).1)),
             calls: b.ops.saturating_sub(a.ops),
             udp: udp_receiver.then(|| udp_between(a, b)),
         })
@@ -162,6 +163,17 @@ pub(crate) fn from_window(
     });
     r.rtt_us = w.rtt.as_ref().map(rr::rtt);
     r
+}
+
+/// A worker's (bytes, written) at the window's start, to subtract from its end: its
+/// start sample's, except for a worker that sends at the end but did not at the start (a
+/// receiver's worker that read its reverse connections' headers after that sample: it
+/// sends only once it has read one, so nothing of it came before).
+fn at_start(a: &Sample, b: &Sample) -> (u64, u64) {
+    match (a.written, b.written) {
+        (None, Some(_)) => (0, 0),
+        (w, _) => (a.bytes, w.unwrap_or(0)),
+    }
 }
 
 /// ntttcp-for-linux's "tcpi rtt": the average over threads of each thread's average
@@ -261,6 +273,22 @@ fn cpu(m: &Measured, bytes: u64) -> Cpu {
 mod tests {
     use super::fixture::cut_short;
     use super::*;
+
+    #[test]
+    fn a_worker_that_began_sending_after_the_start_counts_from_zero() {
+        let s = |bytes, written| Sample {
+            bytes,
+            written,
+            ..Default::default()
+        };
+        // A sender (or a receiver already sending): its start sample is subtracted.
+        assert_eq!(at_start(&s(100, Some(150)), &s(900, Some(990))), (100, 150));
+        // A receiver whose start sample still saw a reading connection (its 12 header
+        // bytes unread) and which sent afterwards: nothing of it came before.
+        assert_eq!(at_start(&s(12, None), &s(900, Some(990))), (0, 0));
+        // A reader: bytes only.
+        assert_eq!(at_start(&s(40, None), &s(90, None)), (40, 0));
+    }
 
     #[test]
     fn a_completed_or_continuous_test_did_not_end_early() {
