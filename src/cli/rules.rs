@@ -274,6 +274,20 @@ fn check_source(cli: &Cli, role: Role, threads: usize) -> Result<(), UsageError>
     Ok(())
 }
 
+/// The first flag given that only our bulk sender honours (UDP, sendfile, the rate
+/// limits), which `-R` and `--rr` refuse.
+fn bulk_sender_flag(cli: &Cli, protocol: Protocol) -> Option<&'static str> {
+    [
+        (protocol == Protocol::Udp, "-u/--udp"),
+        (cli.sendfile, "-Z/--sendfile"),
+        (cli.bandwidth.is_some(), "-B"),
+        (cli.fq_rate_limit.is_some(), "--fq-rate-limit"),
+        (cli.thread_throttle.is_some(), "-thr"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
 /// Rules of `-R`: a sender's choice over TCP; the receiver's sending takes no -Z or
 /// rate limit of ours.
 fn check_reverse(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
@@ -284,15 +298,8 @@ fn check_reverse(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageE
     if role == Role::Receiver {
         return err("-R/--reverse applies to the sender: the receiver sends when a sender asks");
     }
-    let refused = [
-        (protocol == Protocol::Udp, "-u/--udp"),
-        (cli.sendfile, "-Z/--sendfile"),
-        (cli.bandwidth.is_some(), "-B"),
-        (cli.fq_rate_limit.is_some(), "--fq-rate-limit"),
-        (cli.thread_throttle.is_some(), "-thr"),
-    ];
-    match refused.iter().find(|(given, _)| *given) {
-        Some((_, flag)) => Err(UsageError(format!(
+    match bulk_sender_flag(cli, protocol) {
+        Some(flag) => Err(UsageError(format!(
             "-R/--reverse cannot be combined with {flag} yet: the receiver does the sending"
         ))),
         None => Ok(()),
@@ -329,15 +336,8 @@ fn check_workload(
             config::MAX_RR_SIZE >> 20
         ));
     }
-    let bulk_only = [
-        (protocol == Protocol::Udp, "-u/--udp"),
-        (cli.sendfile, "-Z/--sendfile"),
-        (cli.bandwidth.is_some(), "-B"),
-        (cli.fq_rate_limit.is_some(), "--fq-rate-limit"),
-        (cli.thread_throttle.is_some(), "-thr"),
-    ];
-    match bulk_only.iter().find(|(given, _)| *given) {
-        Some((_, flag)) => err(format!(
+    match bulk_sender_flag(cli, protocol) {
+        Some(flag) => err(format!(
             "--rr cannot be combined with {flag}: it is for bulk tests"
         )),
         None => Ok(()),

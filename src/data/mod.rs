@@ -25,4 +25,4 @@ pub(crate) use rr::rr_worker;
 pub(crate) use sending::listen;
 pub(crate) use tcp_recv::{PortControl, RecvBuffer, recv_worker};
 pub(crate) use tcp_send::send_worker;
-pub(crate) use worker::{Applied, Sample, WorkerState};
+pub(crate) use worker::{Applied, Sample, WorkerState, merged, record};

@@ -4,7 +4,7 @@
 //! unread at the edges. One connection: blocking reads; several: a task each on a
 //! current-thread runtime.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -13,13 +13,12 @@ use tokio::io::AsyncReadExt;
 
 use crate::stop::Flag;
 use crate::sys::affinity;
-use crate::sys::socket::tcp_info;
 
 use super::header::Header;
 use super::plan::SendPlan;
-use super::sending::{WRITE_POLL, transient, wait_start};
+use super::sending::{WRITE_POLL, closed, transient, wait_start};
 use super::tasks::on_runtime;
-use super::tcp_send::open_all;
+use super::tcp_send::{open_announced, wind_up};
 use super::worker::{FinishGuard, WorkerState};
 
 /// Bytes per read.
@@ -35,16 +34,12 @@ pub(crate) fn reverse_worker(
 ) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
-    let Some(socks) = open_all(&plan, &me, &stop) else {
-        return;
-    };
     let head = Header::Reverse {
         size: plan.size as u32,
-    }
-    .encode();
-    if let Err(e) = socks.iter().try_for_each(|mut s| s.write_all(&head)) {
-        return me.fail(format!("send to receiver {}: {e}", plan.target));
-    }
+    };
+    let Some(socks) = open_announced(&plan, &me, &stop, head) else {
+        return;
+    };
     let listed = Receiving::register(&me, &socks);
     if !wait_start(&start, &stop) {
         return;
@@ -55,20 +50,7 @@ pub(crate) fn reverse_worker(
     } else {
         on_runtime(socks, &stop, async |s| read_all(s, &me).await)
     };
-    let info = socks.iter().filter_map(|s| {
-        let port = s.local_addr().map_or(0, |a| a.port());
-        tcp_info(s, index, port)
-    });
-    me.conn_info
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .extend(info);
-    if let Err(e) = r
-        && !stop.is_set()
-    {
-        me.fail(format!("receive from receiver {}: {e}", plan.target));
-    }
-    while !stop.wait_timeout(WRITE_POLL) {}
+    wind_up(index, &socks, r, "receive from", &plan, &me, &stop);
     // Withdrawn before they close, so no sample asks about a closed descriptor.
     drop(listed);
     drop(socks);
@@ -87,13 +69,6 @@ fn blocking(mut s: &TcpStream, me: &WorkerState, stop: &Flag) -> io::Result<()> 
         }
     }
     Ok(())
-}
-
-fn closed() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::UnexpectedEof,
-        "the receiver closed the connection",
-    )
 }
 
 /// One connection read on the runtime until an error ("stop" ends it from outside).

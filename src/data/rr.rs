@@ -13,13 +13,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::stop::Flag;
 use crate::sys::affinity;
-use crate::sys::socket::tcp_info;
 
 use super::header::Header;
 use super::plan::SendPlan;
-use super::sending::{WRITE_POLL, transient, wait_start};
+use super::sending::{WRITE_POLL, closed, transient, wait_start};
 use super::tasks::on_runtime;
-use super::tcp_send::open_all;
+use super::tcp_send::{open_announced, wind_up};
 use super::worker::{FinishGuard, WorkerState};
 
 /// Body of a request/response sender worker thread; `index` is its thread number.
@@ -32,16 +31,12 @@ pub(crate) fn rr_worker(
 ) {
     let _guard = FinishGuard(&me);
     affinity::pin_current(plan.cpu);
-    let Some(socks) = open_all(&plan, &me, &stop) else {
-        return;
-    };
     let head = Header::Echo {
         size: plan.size as u32,
-    }
-    .encode();
-    if let Err(e) = socks.iter().try_for_each(|mut s| s.write_all(&head)) {
-        return me.fail(format!("send to receiver {}: {e}", plan.target));
-    }
+    };
+    let Some(socks) = open_announced(&plan, &me, &stop, head) else {
+        return;
+    };
     me.rr_size
         .store(plan.size as u64, std::sync::atomic::Ordering::Relaxed);
     if !wait_start(&start, &stop) {
@@ -56,24 +51,7 @@ pub(crate) fn rr_worker(
             round_trips(s, size, timeout, &me).await
         })
     };
-    let info = socks.iter().filter_map(|s| {
-        let port = s.local_addr().map_or(0, |a| a.port());
-        tcp_info(s, index, port)
-    });
-    me.conn_info
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .extend(info);
-    if let Err(e) = r
-        && !stop.is_set()
-    {
-        me.fail(format!(
-            "request/response with receiver {}: {e}",
-            plan.target
-        ));
-    }
-    // A failed worker keeps its sockets until "stop", as a bulk sender does.
-    while !stop.wait_timeout(WRITE_POLL) {}
+    wind_up(index, &socks, r, "request/response with", &plan, &me, &stop);
 }
 
 /// One connection, blocking calls that wake every `WRITE_POLL` to look at "stop".
@@ -130,13 +108,6 @@ fn whole(mut s: &TcpStream, mut io: Io<'_>, stop: &Flag, deadline: Instant) -> i
         }
     }
     Ok(true)
-}
-
-fn closed() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::UnexpectedEof,
-        "the receiver closed the connection",
-    )
 }
 
 fn no_response() -> io::Error {

@@ -41,6 +41,15 @@ pub(crate) fn nap(wait: Duration, stop: &Flag) {
 /// Send timeout of blocking writes: how late a blocked writer may notice "stop".
 pub(crate) const WRITE_POLL: Duration = Duration::from_millis(100);
 
+/// The error of a connection the receiver closed while a whole request, response or
+/// read was still due.
+pub(crate) fn closed() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "the receiver closed the connection",
+    )
+}
+
 /// Errors after which a blocking loop just tries again: a full buffer, a timeout that
 /// lets it poll "stop", a signal.
 pub(crate) fn transient(e: &io::Error) -> bool {

@@ -4,7 +4,7 @@
 //! and poll() when all are full, so a stalled connection does not stall the others and
 //! a connection costs exactly one descriptor (`--io async`: a tokio task each).
 
-use std::io;
+use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
@@ -19,6 +19,7 @@ use crate::stop::Flag;
 use crate::sys::affinity;
 use crate::sys::socket::tcp_info;
 
+use super::header::Header;
 use super::plan::{Payload, SendPlan};
 use super::sending::{WRITE_POLL, local_bind, sender_socket, sent, transient, wait_start};
 use super::worker::{Applied, Counters, FinishGuard, WorkerState, runtime};
@@ -53,7 +54,24 @@ pub(crate) fn send_worker(
         let r = send_round_robin(&socks, polled, payload, &me.counters, &stop, pacers);
         (socks, r)
     };
-    // TCP_INFO from the sockets themselves: no descriptor is ever duplicated.
+    wind_up(index, &socks, result, "send to", &plan, &me, &stop);
+    drop(_withdraw);
+    drop(socks);
+}
+
+/// The end of a TCP sender-side worker's test: each connection's TCP_INFO (read from the
+/// sockets themselves: no descriptor is ever duplicated), `result` as the worker's failure
+/// ("{doing} receiver ...") unless "stop" came first, then the wait for "stop": a failed
+/// worker keeps its sockets (and so its descriptors' meaning) until then.
+pub(super) fn wind_up(
+    index: usize,
+    socks: &[TcpStream],
+    result: io::Result<()>,
+    doing: &str,
+    plan: &SendPlan,
+    me: &WorkerState,
+    stop: &Flag,
+) {
     let info = socks.iter().filter_map(|s| {
         let port = s.local_addr().map_or(0, |a| a.port());
         tcp_info(s, index, port)
@@ -65,17 +83,33 @@ pub(crate) fn send_worker(
     if let Err(e) = result
         && !stop.is_set()
     {
-        me.fail(format!("send to receiver {}: {e}", plan.target));
+        me.fail(format!("{doing} receiver {}: {e}", plan.target));
     }
-    // A failed worker keeps its sockets (and so its descriptors' meaning) until "stop".
     while !stop.wait_timeout(WRITE_POLL) {}
-    drop(_withdraw);
-    drop(socks);
+}
+
+/// A worker's connections of one of our extension's tests, each opened with `head`;
+/// None after a failure, which the worker has recorded.
+pub(super) fn open_announced(
+    plan: &SendPlan,
+    me: &WorkerState,
+    stop: &Flag,
+    head: Header,
+) -> Option<Vec<TcpStream>> {
+    let socks = open_all(plan, me, stop)?;
+    let head = head.encode();
+    match socks.iter().try_for_each(|mut s| s.write_all(&head)) {
+        Ok(()) => Some(socks),
+        Err(e) => {
+            me.fail(format!("send to receiver {}: {e}", plan.target));
+            None
+        }
+    }
 }
 
 /// Opens a worker's connections one after another (each through the connect gate), and
 /// counts them; None after a failure, which the worker has recorded.
-pub(super) fn open_all(plan: &SendPlan, me: &WorkerState, stop: &Flag) -> Option<Vec<TcpStream>> {
+fn open_all(plan: &SendPlan, me: &WorkerState, stop: &Flag) -> Option<Vec<TcpStream>> {
     let mut socks = Vec::with_capacity(plan.conns);
     for i in 0..plan.conns {
         let local = local_bind(plan, i);

@@ -98,17 +98,28 @@ pub(crate) struct Latency {
     interval: Option<hdrhistogram::Histogram<u64>>,
 }
 
-/// Records `ns` into `h`, made on first use (three significant digits; it grows to the
+/// Records `v` into `h`, made on first use (three significant digits; it grows to the
 /// largest value it sees, and only a value past any size is clamped).
-fn record(h: &mut Option<hdrhistogram::Histogram<u64>>, ns: u64) {
+pub(crate) fn record(h: &mut Option<hdrhistogram::Histogram<u64>>, v: u64) {
     if h.is_none() {
         *h = hdrhistogram::Histogram::new(3).ok();
     }
     if let Some(h) = h.as_mut()
-        && h.record(ns).is_err()
+        && h.record(v).is_err()
     {
-        h.saturating_record(ns);
+        h.saturating_record(v);
     }
+}
+
+/// All of `hists` in one histogram; None when there are none.
+pub(crate) fn merged(
+    hists: impl IntoIterator<Item = hdrhistogram::Histogram<u64>>,
+) -> Option<hdrhistogram::Histogram<u64>> {
+    hists.into_iter().reduce(|mut all, h| {
+        // Histograms of three digits that grow as they need never refuse one another.
+        let _ = all.add(&h);
+        all
+    })
 }
 
 impl WorkerState {

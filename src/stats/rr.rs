@@ -12,19 +12,11 @@ use super::per_second;
 /// `hists[i]` holds thread i's round trips (None on a receiver, which does not time them).
 pub(crate) fn attach(report: &mut Report, size: usize, hists: &[Option<Histogram<u64>>]) {
     let size = size.max(1);
-    let mut all: Option<Histogram<u64>> = None;
     for (i, t) in report.threads.iter_mut().enumerate() {
         let h = hists.get(i).and_then(Option::as_ref);
         t.rr = Some(result(size, t.bytes, t.seconds, h));
-        if let Some(h) = h {
-            match all.as_mut() {
-                Some(a) => {
-                    let _ = a.add(h);
-                }
-                None => all = Some(h.clone()),
-            }
-        }
     }
+    let all = crate::data::merged(hists.iter().flatten().cloned());
     report.rr = Some(result(
         size,
         report.totals.bytes,

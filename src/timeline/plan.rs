@@ -91,15 +91,7 @@ impl IntervalRr {
             .map(|w| w.rr_size.load(Ordering::Relaxed))
             .max()
             .filter(|&s| s > 0)?;
-        let mut all: Option<hdrhistogram::Histogram<u64>> = None;
-        for h in workers.iter().filter_map(|w| w.interval_round_trips()) {
-            match all.as_mut() {
-                Some(a) => {
-                    let _ = a.add(&h);
-                }
-                None => all = Some(h),
-            }
-        }
+        let all = crate::data::merged(workers.iter().filter_map(|w| w.interval_round_trips()));
         let transactions = bytes / size;
         let us = |ns: u64| ns as f64 / 1000.0;
         Some(Self {

@@ -38,16 +38,7 @@ impl RttWatch {
             self.next += RTT_STEP;
         }
         for w in workers {
-            w.round_trip_times(|us| {
-                if self.hist.is_none() {
-                    self.hist = Histogram::new(3).ok();
-                }
-                if let Some(h) = self.hist.as_mut()
-                    && h.record(u64::from(us)).is_err()
-                {
-                    h.saturating_record(u64::from(us));
-                }
-            });
+            w.round_trip_times(|us| crate::data::record(&mut self.hist, u64::from(us)));
         }
     }
 
