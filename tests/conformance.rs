@@ -622,15 +622,15 @@ fn reverse_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_servi
     extension_against_a_stock_receiver("-R", "-R/--reverse");
 }
 
-#[test]
-fn reverse_without_sync_against_a_receiver_that_only_drains_ends_within_the_timeout() {
-    let _ports = Ports::take(1);
+/// A sender without sync asking for `extra` against a stock receiver without sync, which
+/// reads what comes and never answers or sends: exit 1 within --timeout + 1.5 s (the
+/// product's promise for a silent peer), saying `why`, after `sent` bytes.
+fn extension_against_a_draining_receiver(extra: &str, why: &str, sent: u64) {
     let data_l = TcpListener::bind(ports_in("127.0.0.1:@1")).unwrap();
     let s = spawn(
         "sender",
-        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 10 -N -R --timeout 2",
+        &format!("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 10 -N {extra} --timeout 2"),
     );
-    // A stock receiver without sync reads what comes and never sends.
     let total = Arc::new(AtomicU64::new(0));
     let conn = accept(&data_l);
     let began = Instant::now();
@@ -639,13 +639,16 @@ fn reverse_without_sync_against_a_receiver_that_only_drains_ends_within_the_time
     let took = began.elapsed();
     d.join().unwrap();
     assert_eq!(o.code(), Some(1), "{o:?}");
-    assert!(o.stderr.contains("no data came"), "{}", o.stderr);
+    assert!(o.stderr.contains(why), "{}", o.stderr);
     assert!(took <= Duration::from_millis(3500), "{took:?}");
-    assert_eq!(
-        total.load(Ordering::Relaxed),
-        12,
-        "our header, nothing more"
-    );
+    assert_eq!(total.load(Ordering::Relaxed), sent);
+}
+
+#[test]
+fn reverse_without_sync_against_a_receiver_that_only_drains_ends_within_the_timeout() {
+    let _ports = Ports::take(1);
+    // Our header, nothing more.
+    extension_against_a_draining_receiver("-R", "no data came", 12);
 }
 
 #[test]
@@ -672,22 +675,6 @@ fn rr_against_a_receiver_that_never_answers_the_probe_ends_within_the_timeout() 
 #[test]
 fn rr_without_sync_against_a_receiver_that_only_drains_ends_within_the_timeout() {
     let _ports = Ports::take(1);
-    let data_l = TcpListener::bind(ports_in("127.0.0.1:@1")).unwrap();
-    let s = spawn(
-        "sender",
-        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 10 -N --rr --timeout 2",
-    );
-    // A stock receiver without sync reads what comes and never answers.
-    let total = Arc::new(AtomicU64::new(0));
-    let conn = accept(&data_l);
-    let began = Instant::now();
-    let d = drain(conn, total.clone());
-    let o = s.wait(IO);
-    let took = began.elapsed();
-    d.join().unwrap();
-    assert_eq!(o.code(), Some(1), "{o:?}");
-    assert!(o.stderr.contains("does not echo"), "{}", o.stderr);
-    assert!(took <= Duration::from_millis(3500), "{took:?}");
-    // It got our header and one request, nothing more.
-    assert_eq!(total.load(Ordering::Relaxed), 12 + 1);
+    // Our header and one 1-byte request, nothing more.
+    extension_against_a_draining_receiver("--rr", "does not echo", 12 + 1);
 }

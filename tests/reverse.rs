@@ -6,14 +6,11 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Output, Ports, assert_close, assert_valid, ports_in, run, spawn, spawn_in, validator,
+    Ports, assert_close, assert_valid, json, json_pair, multi_client, ports_in, run, spawn,
+    spawn_in, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
-
-fn doc(o: &Output) -> serde_json::Value {
-    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("JSON: {e}\n{o:?}"))
-}
 
 fn report(d: &serde_json::Value) -> &serde_json::Value {
     &d["reports"][0]
@@ -21,21 +18,6 @@ fn report(d: &serde_json::Value) -> &serde_json::Value {
 
 fn bytes(d: &serde_json::Value) -> f64 {
     report(d)["totals"]["bytes"].as_u64().unwrap() as f64
-}
-
-/// A receiver and a sender with these flags; both JSON documents (both must exit 0).
-fn pair(receiver_args: &str, sender_args: &str) -> (serde_json::Value, serde_json::Value) {
-    let r = spawn(
-        "receiver",
-        &ports_in(&format!("-r 127.0.0.1 -p @1 --format json {receiver_args}")),
-    );
-    let so = run(
-        &ports_in(&format!("-s 127.0.0.1 -p @1 --format json {sender_args}")),
-        LIMIT,
-    );
-    let ro = r.wait(LIMIT);
-    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
-    (doc(&so), doc(&ro))
 }
 
 /// Both reports say the test was reversed, and each which way its own bytes went.
@@ -62,7 +44,7 @@ fn reverse_over_loopback_both_sides_count_the_same_bytes() {
         ("-P 2 -t 2", "-P 2 -n 1 -t 2 -R"),
         ("-P 1 -t 2", "-P 1 -n 2 -l 3 -t 2 --reverse"),
     ] {
-        let (s, r) = pair(rx, tx);
+        let (s, r) = json_pair(rx, tx);
         assert_reversed(&s, &r);
         assert!(bytes(&r) > 1e8, "loopback moves far more in 2 s: {r}");
         assert_close(
@@ -77,7 +59,7 @@ fn reverse_over_loopback_both_sides_count_the_same_bytes() {
 #[test]
 fn reverse_without_sync_and_in_both_layouts() {
     let _ports = Ports::take(1);
-    let (s, r) = pair("-P 1 -t 2 -N", "-P 1 -n 1 -t 2 -N -R");
+    let (s, r) = json_pair("-P 1 -t 2 -N", "-P 1 -n 1 -t 2 -N -R");
     assert_reversed(&s, &r);
     // Without sync each side times itself from its own start: rates agree, not edges.
     let rate = |d: &serde_json::Value| report(d)["totals"]["bits_per_second"].as_f64().unwrap();
@@ -119,42 +101,16 @@ fn a_held_receiver_turns_around_for_one_test_only() {
         );
         assert_eq!(o.code(), Some(0), "{extra}: {o:?}");
     }
-    h.wait_for_stdout_count("\"type\":\"summary\"", 3, LIMIT);
-    let out = h.stdout_so_far();
-    let ways: Vec<String> = out
-        .lines()
-        .filter(|l| l.contains("\"summary\""))
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["report"]["direction"].as_str().unwrap().to_string()
-        })
-        .collect();
-    assert_eq!(ways, ["receive", "send", "receive"], "{out}");
+    let reports = h.summaries(3, LIMIT);
+    let ways: Vec<&serde_json::Value> = reports.iter().map(|r| &r["direction"]).collect();
+    assert_eq!(ways, ["receive", "send", "receive"], "{reports:?}");
 }
 
 #[test]
 fn a_multi_client_receiver_sends_to_two_senders_at_once() {
     let _ports = Ports::take(1);
-    let r = spawn(
-        "receiver",
-        &ports_in("-r 127.0.0.1 -P 2 -p @1 -t 2 -M --format json"),
-    );
-    let a = spawn(
-        "sender a",
-        &ports_in("-s 127.0.0.1 -P 2 -n 1 -p @1 -t 2 -R --format json"),
-    );
-    a.wait_for_stderr("waiting for the last client", LIMIT);
-    let b = run(
-        &ports_in("-s 127.0.0.1 -P 2 -n 1 -p @1 -t 2 -R -L --format json"),
-        LIMIT,
-    );
-    let (ao, ro) = (a.wait(LIMIT), r.wait(LIMIT));
-    assert_eq!(
-        (ao.code(), b.code(), ro.code()),
-        (Some(0), Some(0), Some(0)),
-        "{ao:?}\n{b:?}\n{ro:?}"
-    );
-    let (ad, bd, rd) = (doc(&ao), doc(&b), doc(&ro));
+    let (ao, b, ro) = multi_client("-R");
+    let (ad, bd, rd) = (json(&ao), json(&b), json(&ro));
     assert_reversed(&ad, &rd);
     assert_reversed(&bd, &rd);
     // The receiver sent to both: its total is theirs together.
@@ -221,7 +177,7 @@ fn reverse_between_namespaces_flows_from_the_receiver_ipv4_and_ipv6() {
         let so = spawn_in(&h.a, "sender", &format!("-s {target} -n 2 {m} -R")).wait(LIMIT);
         let ro = r.wait(LIMIT);
         assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
-        let (s, r) = (doc(&so), doc(&ro));
+        let (s, r) = (json(&so), json(&ro));
         assert_reversed(&s, &r);
         let gbit = report(&s)["totals"]["bits_per_second"].as_f64().unwrap() / 1e9;
         assert!(

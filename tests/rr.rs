@@ -7,14 +7,11 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Output, Ports, Scratch, assert_valid, ports_in, run, spawn, spawn_in, validator,
+    Output, Ports, Scratch, assert_valid, json, json_pair, multi_client, ports_in, run, spawn,
+    spawn_in, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
-
-fn doc(o: &Output) -> serde_json::Value {
-    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("JSON: {e}\n{o:?}"))
-}
 
 /// The `rr` object of a one-report document.
 fn rr(d: &serde_json::Value) -> &serde_json::Value {
@@ -31,21 +28,6 @@ fn assert_ordered(l: &serde_json::Value) {
     assert!(chain.windows(2).all(|w| w[0] <= w[1]), "{l}");
     assert!(v("min") <= v("mean") && v("mean") <= v("max"), "{l}");
     assert!(v("min") > 0.0, "{l}");
-}
-
-/// A receiver and a `--rr` sender with `sender_args`; both JSON documents.
-fn pair(receiver_args: &str, sender_args: &str) -> (serde_json::Value, serde_json::Value) {
-    let r = spawn(
-        "receiver",
-        &ports_in(&format!("-r 127.0.0.1 -p @1 --format json {receiver_args}")),
-    );
-    let so = run(
-        &ports_in(&format!("-s 127.0.0.1 -p @1 --format json {sender_args}")),
-        LIMIT,
-    );
-    let ro = r.wait(LIMIT);
-    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
-    (doc(&so), doc(&ro))
 }
 
 /// Both sides count the transactions independently (the sender its completed round
@@ -78,7 +60,7 @@ fn assert_both_count(s: &serde_json::Value, r: &serde_json::Value, conns: u64) {
 #[test]
 fn one_connection_per_thread_blocking_round_trips() {
     let _ports = Ports::take(1);
-    let (s, r) = pair("-P 2 -t 2", "-P 2 -n 1 -t 2 --rr 64");
+    let (s, r) = json_pair("-P 2 -t 2", "-P 2 -n 1 -t 2 --rr 64");
     assert_both_count(&s, &r, 2);
     let n = rr(&s)["transactions"].as_u64().unwrap();
     assert!(
@@ -101,7 +83,7 @@ fn one_connection_per_thread_blocking_round_trips() {
 #[test]
 fn several_connections_per_thread_and_a_large_request() {
     let _ports = Ports::take(1);
-    let (s, r) = pair("-P 1 -t 2", "-P 1 -n 2 -l 3 -t 2 --rr 256K");
+    let (s, r) = json_pair("-P 1 -t 2", "-P 1 -n 2 -l 3 -t 2 --rr 256K");
     assert_both_count(&s, &r, 6);
     assert_eq!(s["reports"][0]["connections"], 6);
     // A response is as large as its request: the receiver read 256 KiB per transaction.
@@ -196,27 +178,8 @@ fn jsonl_intervals_add_up_to_the_transactions() {
 #[test]
 fn a_multi_client_receiver_echoes_two_senders_and_a_held_one_serves_again() {
     let _ports = Ports::take(1);
-    let r = spawn(
-        "receiver",
-        &ports_in("-r 127.0.0.1 -P 2 -p @1 -t 2 -M --format json"),
-    );
-    let a = spawn(
-        "sender a",
-        &ports_in("-s 127.0.0.1 -P 2 -n 1 -p @1 -t 2 --rr 32 --format json"),
-    );
-    // The last client comes once the first one waits for it.
-    a.wait_for_stderr("waiting for the last client", LIMIT);
-    let b = run(
-        &ports_in("-s 127.0.0.1 -P 2 -n 1 -p @1 -t 2 --rr 32 -L --format json"),
-        LIMIT,
-    );
-    let (ao, ro) = (a.wait(LIMIT), r.wait(LIMIT));
-    assert_eq!(
-        (ao.code(), b.code(), ro.code()),
-        (Some(0), Some(0), Some(0)),
-        "{ao:?}\n{b:?}\n{ro:?}"
-    );
-    let n = |o: &Output| rr(&doc(o))["transactions"].as_u64().unwrap();
+    let (ao, b, ro) = multi_client("--rr 32");
+    let n = |o: &Output| rr(&json(o))["transactions"].as_u64().unwrap();
     let both = n(&ao) + n(&b);
     let got = n(&ro);
     assert!(
@@ -236,18 +199,9 @@ fn a_multi_client_receiver_echoes_two_senders_and_a_held_one_serves_again() {
         );
         assert_eq!(o.code(), Some(0), "{extra}: {o:?}");
     }
-    h.wait_for_stdout_count("\"type\":\"summary\"", 2, LIMIT);
-    let out = h.stdout_so_far();
-    let summaries: Vec<serde_json::Value> = out
-        .lines()
-        .filter(|l| l.contains("\"summary\""))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert!(
-        summaries[0]["report"]["rr"].is_null(),
-        "the plain test: {out}"
-    );
-    assert_eq!(summaries[1]["report"]["rr"]["size"], 8, "{out}");
+    let reports = h.summaries(2, LIMIT);
+    assert!(reports[0]["rr"].is_null(), "the plain test: {reports:?}");
+    assert_eq!(reports[1]["rr"]["size"], 8, "{reports:?}");
 }
 
 #[test]
@@ -284,7 +238,7 @@ fn windows_dialect_lines_without_sync_run_request_response() {
     );
     let ro = r.wait(LIMIT);
     assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
-    let (s, r) = (doc(&so), doc(&ro));
+    let (s, r) = (json(&so), json(&ro));
     assert!(rr(&s)["transactions"].as_u64().unwrap() > 100, "{s}");
     assert_eq!(rr(&r)["size"], 10, "{r}");
     assert_ordered(&rr(&s)["latency_us"]);
@@ -293,7 +247,7 @@ fn windows_dialect_lines_without_sync_run_request_response() {
 #[test]
 fn without_sync_the_header_alone_tells_our_receiver_to_echo() {
     let _ports = Ports::take(1);
-    let (s, r) = pair("-P 1 -t 2 -N", "-P 1 -n 1 -t 2 -N --rr 10");
+    let (s, r) = json_pair("-P 1 -t 2 -N", "-P 1 -n 1 -t 2 -N --rr 10");
     let n = |d: &serde_json::Value| rr(d)["transactions"].as_u64().unwrap();
     assert!(n(&s) > 1000, "{s}");
     // Without sync each side runs its own clock from its own start: the counts agree
@@ -309,7 +263,7 @@ fn without_sync_the_header_alone_tells_our_receiver_to_echo() {
 #[test]
 fn bulk_tests_report_tcp_round_trip_times_on_both_sides_and_udp_none() {
     let _ports = Ports::take(1);
-    let (s, r) = pair("-P 2 -t 2", "-P 2 -n 1 -t 2");
+    let (s, r) = json_pair("-P 2 -t 2", "-P 2 -n 1 -t 2");
     for d in [&s, &r] {
         let rtt = &d["reports"][0]["rtt_us"];
         let v = |k: &str| rtt[k].as_f64().unwrap_or_else(|| panic!("rtt_us.{k}: {d}"));
@@ -319,7 +273,7 @@ fn bulk_tests_report_tcp_round_trip_times_on_both_sides_and_udp_none() {
         assert!(v("p50") > 0.0 && v("p50") < 10_000.0, "loopback: {rtt}");
         assert_valid(&validator(), d);
     }
-    let (s, r) = pair("-P 1 -t 1 -u", "-P 1 -n 1 -t 1 -u");
+    let (s, r) = json_pair("-P 1 -t 1 -u", "-P 1 -n 1 -t 1 -u");
     for d in [&s, &r] {
         assert!(d["reports"][0]["rtt_us"].is_null(), "{d}");
     }
@@ -365,7 +319,7 @@ fn latency_between_namespaces_follows_a_shaped_link_ipv4_and_ipv6() {
                 spawn_in(&h.a, "sender", &format!("-s {target} -n 1 {m} --rr {size}")).wait(LIMIT);
             let ro = r.wait(LIMIT);
             assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
-            let (sd, rd) = (doc(&so), doc(&ro));
+            let (sd, rd) = (json(&so), json(&ro));
             assert_both_count(&sd, &rd, 1);
             let p50_ms = rr(&sd)["latency_us"]["p50"].as_f64().unwrap() / 1000.0;
             eprintln!("{six} --rr {size}: p50 {p50_ms:.3} ms (shaped: {want:.3} ms)");
@@ -388,7 +342,7 @@ fn latency_between_namespaces_follows_a_shaped_link_ipv4_and_ipv6() {
         let so = spawn_in(&h.a, "sender", &format!("-s {target} -n 1 {m}")).wait(LIMIT);
         let ro = r.wait(LIMIT);
         assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
-        let rtt = &doc(&so)["reports"][0]["rtt_us"];
+        let rtt = &json(&so)["reports"][0]["rtt_us"];
         let p50_ms = rtt["p50"].as_f64().unwrap() / 1000.0;
         assert!((2.0..=250.0).contains(&p50_ms), "{six} bulk RTT {rtt}");
     }

@@ -150,6 +150,20 @@ impl Proc {
         self.wait_for(&self.seen, needle, n, limit);
     }
 
+    /// Waits (bounded) until the process (`--format jsonl`) has printed `n` summary lines;
+    /// their reports.
+    pub(crate) fn summaries(&self, n: usize, limit: Duration) -> Vec<serde_json::Value> {
+        self.wait_for_stdout_count("\"type\":\"summary\"", n, limit);
+        self.stdout_so_far()
+            .lines()
+            .filter(|l| l.contains("\"type\":\"summary\""))
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+                v["report"].clone()
+            })
+            .collect()
+    }
+
     /// What the process has written to stdout so far.
     pub(crate) fn stdout_so_far(&self) -> String {
         String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
@@ -599,4 +613,42 @@ pub(crate) fn ports_in(s: &str) -> String {
         port(c[1].parse().expect("a port offset")).to_string()
     })
     .into_owned()
+}
+
+/// The JSON document a process printed on stdout.
+pub(crate) fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("JSON: {e}\n{o:?}"))
+}
+
+/// A receiver (`-r 127.0.0.1 -p @1 --format json RX`) and a sender (`-s 127.0.0.1 -p @1
+/// --format json TX`), both of which must exit 0: their JSON documents.
+pub(crate) fn json_pair(rx: &str, tx: &str) -> (serde_json::Value, serde_json::Value) {
+    let limit = Duration::from_secs(30);
+    let r = spawn(
+        "receiver",
+        &format!("-r 127.0.0.1 -p @1 --format json {rx}"),
+    );
+    let so = run(&format!("-s 127.0.0.1 -p @1 --format json {tx}"), limit);
+    let ro = r.wait(limit);
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    (json(&so), json(&ro))
+}
+
+/// A multi-client receiver (`-M`, 2 ports from @1, `-t 2`) and two senders with `extra`,
+/// the second the last client (`-L`) once the first waits for it; all must exit 0. Their
+/// outputs: (first sender, last sender, receiver), in JSON.
+pub(crate) fn multi_client(extra: &str) -> (Output, Output, Output) {
+    let limit = Duration::from_secs(30);
+    let m = "-P 2 -p @1 -t 2 --format json";
+    let r = spawn("receiver", &format!("-r 127.0.0.1 {m} -M"));
+    let a = spawn("sender a", &format!("-s 127.0.0.1 -n 1 {m} {extra}"));
+    a.wait_for_stderr("waiting for the last client", limit);
+    let b = run(&format!("-s 127.0.0.1 -n 1 {m} {extra} -L"), limit);
+    let (ao, ro) = (a.wait(limit), r.wait(limit));
+    assert_eq!(
+        (ao.code(), b.code(), ro.code()),
+        (Some(0), Some(0), Some(0)),
+        "{ao:?}\n{b:?}\n{ro:?}"
+    );
+    (ao, b, ro)
 }
