@@ -10,7 +10,8 @@ use crate::report::{self, EndKind, Notes, Report};
 use crate::stop::Flag;
 use crate::{receiver, sender};
 
-/// Everything a run measured: one report per side (two for `--loopback`).
+/// Everything a run measured: one report per side and way (`--loopback` has both sides,
+/// `--bidir` both ways).
 #[derive(Debug, Clone)]
 pub(crate) struct Outcome {
     /// Sender first, then receiver.
@@ -86,7 +87,7 @@ pub(crate) fn exit_status(
 /// Runs the configured test. `interrupt` is set by Ctrl+C (or a test) to end it early.
 pub(crate) fn run(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Outcome> {
     let reports = match config.role {
-        Role::Sender => vec![control_runtime()?.block_on(sender::run(config, interrupt, notes))?],
+        Role::Sender => control_runtime()?.block_on(sender::run(config, interrupt, notes))?,
         Role::Receiver => control_runtime()?.block_on(receiver::run(config, interrupt, notes))?,
         Role::Loopback => loopback(config, interrupt, notes)?,
     };
@@ -140,7 +141,7 @@ fn loopback(config: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<R
         let sent = sending
             .join()
             .map_err(|_| anyhow::anyhow!("the sender's control thread panicked"))?;
-        let mut reports = vec![sent?];
+        let mut reports = sent?;
         reports.extend(received?);
         Ok(reports)
     })

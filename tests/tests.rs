@@ -4,6 +4,7 @@
 
 mod util;
 
+mod bidir;
 mod cli;
 mod conformance;
 mod control;

@@ -133,6 +133,15 @@ pub(crate) struct Cli {
     )]
     pub reverse: bool,
 
+    /// Sender: both directions at once: every connection carries data each way, and
+    /// each side reports each way on its own. Needs this ntttcp as the receiver.
+    #[arg(
+        long = "bidir",
+        conflicts_with_all = ["rr", "reverse"],
+        help_heading = "Beyond NTTTCP"
+    )]
+    pub bidir: bool,
+
     /// UDP: one datagram per system call, without the kernel's segmentation offload (GSO)
     /// on the sender and coalescing (GRO) on the receiver.
     #[arg(long = "no-udp-offload", help_heading = "UDP", hide_short_help = true)]

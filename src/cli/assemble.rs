@@ -58,10 +58,11 @@ pub(super) fn data_opts(
             sendfile: cli.sendfile,
             skip_rx_copy: cli.skip_rx_copy,
         },
-        workload: match (cli.rr, cli.reverse) {
-            (Some(b), _) => config::Workload::RequestResponse { size: b.0 as usize },
-            (None, true) => config::Workload::Reverse,
-            (None, false) => config::Workload::Stream,
+        workload: match (cli.rr, cli.reverse, cli.bidir) {
+            (Some(b), ..) => config::Workload::RequestResponse { size: b.0 as usize },
+            (None, true, _) => config::Workload::Reverse,
+            (None, false, true) => config::Workload::Bidir,
+            (None, false, false) => config::Workload::Stream,
         },
         io_mode: cli.io.unwrap_or(IoMode::Auto),
         sockopts: config::SockOpts {

@@ -288,19 +288,22 @@ fn bulk_sender_flag(cli: &Cli, protocol: Protocol) -> Option<&'static str> {
     .find_map(|(given, flag)| given.then_some(flag))
 }
 
-/// Rules of `-R`: a sender's choice over TCP; the receiver's sending takes no -Z or
-/// rate limit of ours.
+/// Rules of `-R` and `--bidir`: a sender's choice over TCP; the receiver's sending takes
+/// no -Z or rate limit of ours.
 fn check_reverse(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
-    if !cli.reverse {
-        return Ok(());
-    }
-    let err = |m: &str| Err(UsageError(m.into()));
+    let flag = match (cli.reverse, cli.bidir) {
+        (true, _) => "-R/--reverse",
+        (false, true) => "--bidir",
+        (false, false) => return Ok(()),
+    };
     if role == Role::Receiver {
-        return err("-R/--reverse applies to the sender: the receiver sends when a sender asks");
+        return Err(UsageError(format!(
+            "{flag} applies to the sender: the receiver sends when a sender asks"
+        )));
     }
     match bulk_sender_flag(cli, protocol) {
-        Some(flag) => Err(UsageError(format!(
-            "-R/--reverse cannot be combined with {flag} yet: the receiver does the sending"
+        Some(other) => Err(UsageError(format!(
+            "{flag} cannot be combined with {other} yet: the receiver's sending obeys none"
         ))),
         None => Ok(()),
     }
@@ -315,8 +318,12 @@ fn check_workload(
     sync: SyncMode,
 ) -> Result<(), UsageError> {
     check_reverse(cli, role, protocol)?;
-    if matches!(sync, SyncMode::Windows { .. }) && (cli.rr.is_some() || cli.reverse) {
-        let flag = if cli.reverse { "--reverse" } else { "--rr" };
+    if matches!(sync, SyncMode::Windows { .. }) && (cli.rr.is_some() || cli.reverse || cli.bidir) {
+        let flag = match (cli.reverse, cli.bidir) {
+            (true, _) => "--reverse",
+            (false, true) => "--bidir",
+            (false, false) => "--rr",
+        };
         return Err(UsageError(format!(
             "{flag} needs ntttcp-for-linux's sync (a Linux-dialect line) or none (-ns): \
              Windows NTttcp's sync cannot ask the receiver whether it supports it"

@@ -8,6 +8,10 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+mod workload;
+
+pub(crate) use workload::{Direction, MAX_RR_SIZE, Workload};
+
 /// Which side of the test this process plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -84,38 +88,6 @@ pub(crate) struct ZeroCopy {
     /// Receiver: discard with `recv(MSG_TRUNC)` instead of copying (`--skip-rx-copy`).
     pub skip_rx_copy: bool,
 }
-
-/// What a test's data connections carry.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub(crate) enum Workload {
-    /// Bulk data from sender to receiver, as both NTTTCPs do (the default).
-    #[default]
-    Stream,
-    /// `--rr SIZE`: each connection sends `size` bytes, waits for the receiver to echo
-    /// them, and times the round trip; one transaction at a time per connection.
-    RequestResponse {
-        /// Bytes of each request (and of its response).
-        size: usize,
-    },
-    /// `-R`: the sender opens the connections, and bulk data flows from the receiver to
-    /// it (through a NAT or firewall that only lets connections in to the receiver).
-    Reverse,
-}
-
-impl Workload {
-    /// The flag that asked for it, as the user typed it; None for a plain stream test.
-    pub(crate) fn flag(self) -> Option<&'static str> {
-        match self {
-            Self::Stream => None,
-            Self::RequestResponse { .. } => Some("--rr"),
-            Self::Reverse => Some("-R/--reverse"),
-        }
-    }
-}
-
-/// Largest `--rr` request: a transaction is a latency probe, not a bulk transfer.
-pub(crate) const MAX_RR_SIZE: usize = 16 << 20;
 
 /// One receiver port: where it listens (or where the sender finds it) and which CPU its
 /// threads run on. Port j of the run is `base_port + j`.

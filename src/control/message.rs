@@ -37,8 +37,10 @@ impl Features {
     pub(crate) const REQUEST_RESPONSE: Self = Self(1);
     /// `-R`: it sends on connections its senders opened.
     pub(crate) const REVERSE: Self = Self(2);
+    /// `--bidir`: it sends on connections its senders opened while it reads them.
+    pub(crate) const BIDIR: Self = Self(4);
     /// Everything this build serves.
-    pub(crate) const ALL: Self = Self(Self::REQUEST_RESPONSE.0 | Self::REVERSE.0);
+    pub(crate) const ALL: Self = Self(Self::REQUEST_RESPONSE.0 | Self::REVERSE.0 | Self::BIDIR.0);
 
     /// Whether every bit of `other` is served.
     pub(crate) fn has(self, other: Self) -> bool {
@@ -356,6 +358,7 @@ mod tests {
         assert!(Request::decode(RequestPhase::Start, PROBE).is_err());
         let ours = Reply::Features(Features::ALL);
         assert_eq!(Reply::decode(ReplyPhase::Probe, ours.value()), Ok(ours));
+        assert_eq!(ours.value().to_be_bytes(), [0xA8, b'N', b'T', 1 | 2 | 4]);
         // A stock receiver answers the probe with its own -t, 0 or more.
         for stock in [0, 3, 60, 82, i32::MAX] {
             assert_eq!(
@@ -365,6 +368,8 @@ mod tests {
         }
         assert!(Features(3).has(Features::REQUEST_RESPONSE));
         assert!(!Features(2).has(Features::REQUEST_RESPONSE));
+        // An extended receiver of an earlier build (request/response and reverse only).
+        assert!(!Features(3).has(Features::BIDIR));
     }
 
     #[test]

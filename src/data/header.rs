@@ -21,12 +21,20 @@ pub(crate) enum Header {
         /// Bytes per write.
         size: u32,
     },
+    /// The receiver sends on this connection, `size` bytes per write, while it reads
+    /// what the sender sends on it.
+    Bidir {
+        /// Bytes per write.
+        size: u32,
+    },
 }
 
 /// Kind byte of `Header::Echo`.
 const ECHO: u8 = 1;
 /// Kind byte of `Header::Reverse`.
 const REVERSE: u8 = 2;
+/// Kind byte of `Header::Bidir`.
+const BIDIR: u8 = 3;
 
 /// How the first bytes of a connection read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +53,7 @@ impl Header {
         let (kind, size) = match self {
             Self::Echo { size } => (ECHO, size),
             Self::Reverse { size } => (REVERSE, size),
+            Self::Bidir { size } => (BIDIR, size),
         };
         let mut b = [0u8; LEN];
         b[..4].copy_from_slice(&MAGIC);
@@ -67,6 +76,7 @@ impl Header {
         match (first[4], &first[5..8], size) {
             (ECHO, [0, 0, 0], 1..) => Opening::Header(Self::Echo { size }),
             (REVERSE, [0, 0, 0], 1..) => Opening::Header(Self::Reverse { size }),
+            (BIDIR, [0, 0, 0], 1..) => Opening::Header(Self::Bidir { size }),
             _ => Opening::Payload,
         }
     }
@@ -78,8 +88,10 @@ mod tests {
 
     #[test]
     fn a_header_reads_back_and_plain_payload_is_never_one() {
-        let r = Header::Reverse { size: 131072 };
-        assert_eq!(Header::read(&r.encode()), Opening::Header(r));
+        for r in [Header::Reverse { size: 131072 }, Header::Bidir { size: 1 }] {
+            assert_eq!(Header::read(&r.encode()), Opening::Header(r));
+        }
+        assert_eq!(Header::Bidir { size: 2 }.encode()[4], 3);
         let h = Header::Echo { size: 65536 };
         let wire = h.encode();
         assert_eq!(&wire[..4], &[0, b'N', b'T', b'X']);

@@ -7,6 +7,7 @@
 //! datagram counts it carries. Each worker owns its counters, written only by its own
 //! thread and sampled by the control plane at the edges of the measurement window.
 
+mod bidir;
 mod header;
 mod plan;
 mod reverse;
@@ -19,6 +20,7 @@ pub(crate) mod udp;
 pub(crate) mod udp_accounting;
 mod worker;
 
+pub(crate) use bidir::bidir_worker;
 pub(crate) use plan::{Flows, Payload, RecvPlan, SendPlan};
 pub(crate) use reverse::reverse_worker;
 pub(crate) use rr::rr_worker;

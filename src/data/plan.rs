@@ -43,6 +43,9 @@ pub(crate) struct SendPlan {
     pub gate: Arc<crate::pace::ConnectGate>,
     /// UDP: datagrams per send (more than one with segmentation offload, GSO).
     pub datagrams_per_send: usize,
+    /// `--bidir`: where this worker counts what it reads (its own state counts what it
+    /// sends); None otherwise.
+    pub back: Option<Arc<super::WorkerState>>,
 }
 
 /// What a sender writes: a buffer of `'A'` (copied into the kernel on every send) or an
@@ -87,6 +90,14 @@ impl Payload {
         } else {
             Self::Copy(filled(size, b'A')?.into_boxed_slice())
         })
+    }
+
+    /// The buffer copied by send(); None for a `-Z` file.
+    pub(super) fn buffer(&self) -> Option<&[u8]> {
+        match self {
+            Self::Copy(b) => Some(b),
+            Self::File(..) => None,
+        }
     }
 
     pub(super) fn len(&self) -> usize {

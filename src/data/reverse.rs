@@ -22,7 +22,7 @@ use super::tcp_send::{open_announced, wind_up};
 use super::worker::{FinishGuard, WorkerState};
 
 /// Bytes per read.
-const READ: usize = 64 << 10;
+pub(super) const READ: usize = 64 << 10;
 
 /// Body of a reverse-test worker thread; `index` is its thread number.
 pub(crate) fn reverse_worker(
@@ -86,12 +86,12 @@ async fn read_all(s: &mut tokio::net::TcpStream, me: &WorkerState) -> io::Result
 
 /// A worker's connections listed among its receiving sockets while they are open, so
 /// the edges count what their kernel holds unread; withdrawn before they close.
-struct Receiving<'a> {
+pub(super) struct Receiving<'a> {
     me: &'a WorkerState,
 }
 
 impl<'a> Receiving<'a> {
-    fn register(me: &'a WorkerState, socks: &[TcpStream]) -> Self {
+    pub(super) fn register(me: &'a WorkerState, socks: &[TcpStream]) -> Self {
         me.receiving
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -42,10 +42,12 @@ pub(crate) fn recv_worker(
     let PortControl {
         gate: WorkerGate { gate, mut settle },
         flows,
+        out,
     } = control;
     let port = Port {
         plan,
         me: me.clone(),
+        out,
         gate,
         flows,
     };
@@ -86,12 +88,16 @@ pub(crate) struct PortControl {
     pub gate: WorkerGate,
     /// Connections that have started to carry bytes.
     pub flows: Flows,
+    /// What the worker sends, counted apart from what it receives: its reverse (`-R`)
+    /// and both-ways (`--bidir`) connections' outgoing bytes.
+    pub out: Arc<WorkerState>,
 }
 
 /// One receiver port's worker: what it needs to take a connection.
 struct Port {
     plan: RecvPlan,
     me: Arc<WorkerState>,
+    out: Arc<WorkerState>,
     gate: Arc<Admission>,
     flows: Flows,
 }
@@ -111,8 +117,12 @@ impl Port {
         // once must see it. `Open` in the task uncounts it.
         self.me.open.fetch_add(1, Ordering::Release);
         self.me.arrived(peer);
-        let (me, gate, flows) = (self.me.clone(), self.gate.clone(), self.flows.clone());
-        tokio::spawn(drain(s, self.plan, me, gate, flows));
+        let ways = Ways {
+            me: self.me.clone(),
+            out: self.out.clone(),
+        };
+        let (gate, flows) = (self.gate.clone(), self.flows.clone());
+        tokio::spawn(drain(s, self.plan, ways, gate, flows));
     }
 
     /// Takes every connection already queued on the listener (a settle request). The
@@ -151,12 +161,18 @@ impl RecvBuffer {
     }
 }
 
-/// Serves one connection until it closes: a request/response test's connection opens
-/// with our header and is echoed; anything else is drained.
+/// A receiver worker's two counts: what it receives and what it sends.
+struct Ways {
+    me: Arc<WorkerState>,
+    out: Arc<WorkerState>,
+}
+
+/// Serves one connection until it closes: one of our extension's connections opens with
+/// a header that says what to do with it; anything else is drained.
 async fn drain(
     mut s: tokio::net::TcpStream,
     plan: RecvPlan,
-    me: Arc<WorkerState>,
+    Ways { me, out }: Ways,
     gate: Arc<Admission>,
     flows: Flows,
 ) {
@@ -169,7 +185,20 @@ async fn drain(
             echo(&mut s, &me, size as usize).await;
         }
         Ok(First::Header(Header::Reverse { size })) => {
-            pour(&mut s, &me, &flows, size as usize).await;
+            // Listed and flagged before the connection counts as flowing: a receiver
+            // without sync samples its first edge then, and must see it as a sending one.
+            let _listed = Pouring::register(Some(&me), &out, s.as_raw_fd());
+            flows.send_modify(|n| *n += 1);
+            pour(&s, &out, size as usize).await;
+        }
+        Ok(First::Header(Header::Bidir { size })) => {
+            me.bidir.store(true, Ordering::Release);
+            let _listed = Pouring::register(None, &out, s.as_raw_fd());
+            // Whichever way ends first (the sender closed, or is gone) ends both.
+            tokio::select! {
+                () = bulk(&s, plan, &me, &flows, true) => {}
+                () = pour(&s, &out, size as usize) => {}
+            }
         }
         Ok(First::Plain { read }) => bulk(&s, plan, &me, &flows, read > 0).await,
         // A header cut short by a reset: nothing more to read.
@@ -307,20 +336,19 @@ async fn answer(s: &mut tokio::net::TcpStream, chunk: &[u8], size: usize) -> io:
     Ok(())
 }
 
-/// Sends on a reverse connection (`-R`) until it fails or the sender closes it, `size`
-/// bytes per write; its bytes count as delivered (TCP_INFO), as a sender's do.
-async fn pour(s: &mut tokio::net::TcpStream, me: &WorkerState, flows: &Flows, size: usize) {
-    // Listed and flagged before the connection counts as flowing: a receiver without
-    // sync samples its first edge then, and must see it as a sending one.
-    let _listed = Pouring::register(me, s.as_raw_fd());
-    me.pours.store(true, Ordering::Release);
-    flows.send_modify(|n| *n += 1);
+/// Sends on a reverse (`-R`) or both-ways connection until it fails or the sender
+/// closes it, `size` bytes per write, counted in `out`; its bytes count as delivered
+/// (TCP_INFO), as a sender's do.
+async fn pour(s: &tokio::net::TcpStream, out: &WorkerState, size: usize) {
     let fill = fill();
     let buf = &fill[..size.min(MAX_POUR)];
+    let sock = SockRef::from(s);
     loop {
-        match s.write(buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => me.counters.add(n),
+        match s.async_io(Interest::WRITABLE, || sock.send(buf)).await {
+            Ok(0) => break,
+            Ok(n) => out.counters.add(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
         }
     }
 }
@@ -328,32 +356,49 @@ async fn pour(s: &mut tokio::net::TcpStream, me: &WorkerState, flows: &Flows, si
 /// Largest write of an answering or reverse connection.
 const MAX_POUR: usize = 4 << 20;
 
-/// A reverse connection while it is open: listed among the worker's delivering sockets
-/// instead of its receiving ones; when dropped (before the socket closes) what it
-/// delivered is kept in `retired`.
+/// A connection this worker sends on, while it is open: listed among the delivering
+/// sockets of its sending count (and, for a reverse one, no longer among the receiving
+/// ones of its receiving count), and counted open there; when dropped (before the socket
+/// closes) what it delivered is kept in `retired`.
 struct Pouring<'a> {
-    me: &'a WorkerState,
+    out: &'a WorkerState,
     fd: std::os::fd::RawFd,
 }
 
 impl<'a> Pouring<'a> {
-    fn register(me: &'a WorkerState, fd: std::os::fd::RawFd) -> Self {
-        let lock = |l: &'a std::sync::Mutex<Vec<std::os::fd::RawFd>>| {
+    /// `unlist`: the receiving count that reads nothing of this connection.
+    fn register(
+        unlist: Option<&WorkerState>,
+        out: &'a WorkerState,
+        fd: std::os::fd::RawFd,
+    ) -> Self {
+        fn lock(
+            l: &std::sync::Mutex<Vec<std::os::fd::RawFd>>,
+        ) -> std::sync::MutexGuard<'_, Vec<std::os::fd::RawFd>> {
             l.lock().unwrap_or_else(|p| p.into_inner())
-        };
-        lock(&me.receiving).retain(|&x| x != fd);
-        lock(&me.delivering).push(fd);
-        Self { me, fd }
+        }
+        if let Some(me) = unlist {
+            lock(&me.receiving).retain(|&x| x != fd);
+        }
+        lock(&out.delivering).push(fd);
+        out.open.fetch_add(1, Ordering::Release);
+        out.pours.store(true, Ordering::Release);
+        Self { out, fd }
     }
 }
 
 impl Drop for Pouring<'_> {
     fn drop(&mut self) {
-        let mut fds = self.me.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        let mut fds = self
+            .out
+            .delivering
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         // Under the lock, so no sample sees the connection in neither place.
         let acked = crate::sys::socket::bytes_acked(self.fd).unwrap_or(0);
-        self.me.retired.fetch_add(acked, Ordering::AcqRel);
+        self.out.retired.fetch_add(acked, Ordering::AcqRel);
         fds.retain(|&x| x != self.fd);
+        self.out.open.fetch_sub(1, Ordering::Release);
     }
 }
 

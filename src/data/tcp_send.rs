@@ -149,7 +149,7 @@ fn open_all(plan: &SendPlan, me: &WorkerState, stop: &Flag) -> Option<Vec<TcpStr
 }
 
 /// Withdraws a worker's published descriptors when dropped, before its sockets close.
-struct Withdraw<'a>(&'a WorkerState);
+pub(super) struct Withdraw<'a>(pub(super) &'a WorkerState);
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {

@@ -73,11 +73,13 @@ pub(crate) struct WorkerState {
     /// TCP receiver: its open connections' descriptors (added when accepted, removed
     /// under this lock before they close); `sample` adds what each holds unread.
     pub receiving: Mutex<Vec<std::os::fd::RawFd>>,
-    /// Receiver: its connections of this test are reverse ones (`-R`): it sends, and its
-    /// bytes are those delivered, as a sender's.
+    /// Receiver's sending count: connections of this test (reverse or both-ways) send
+    /// through it, and its bytes are those delivered, as a sender's.
     pub pours: AtomicBool,
-    /// Receiver: what its reverse connections that have closed delivered.
+    /// Receiver's sending count: what its connections that have closed delivered.
     pub retired: AtomicU64,
+    /// Receiver: connections of this test carry data both ways (`--bidir`).
+    pub bidir: AtomicBool,
     /// Request/response: the request size its connections use (a receiver learns it
     /// from their headers); 0 in a stream test.
     pub rr_size: AtomicU64,

@@ -71,7 +71,7 @@ pub(crate) async fn wait_for_senders(
         // that the answers leave right after the sample however busy the CPUs are (a
         // late answer would start the senders' windows late; the timeline drops it).
         affinity::prompt_wakeups(true);
-        let t0 = timeline::Edge::take(sync.workers);
+        let t0 = timeline::Edge::take(sync.all);
         let mut started = Vec::with_capacity(waiting.len());
         for mut c in waiting.drain(..) {
             if c.send(Reply::Go.value()).await.is_ok() {
@@ -99,6 +99,8 @@ pub(crate) struct SyncParts<'a> {
     pub(crate) state: &'a SharedState,
     pub(crate) gate: &'a Admission,
     pub(crate) workers: &'a [Arc<WorkerState>],
+    /// Every count the timeline samples (`Ways::all`).
+    pub(crate) all: &'a [Arc<WorkerState>],
 }
 
 /// Has every worker accept what is queued on its port (thousands of connections take a

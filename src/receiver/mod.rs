@@ -8,12 +8,12 @@
 //! connection for the deadline, ends the test early with a fault.
 
 mod begin;
+mod measure;
 mod monitor;
 pub(crate) mod sessions;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -21,21 +21,19 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 use crate::admission::Admission;
-use crate::config::{Config, MAX_WAITING_CLIENTS, Protocol, Role, SockOpts};
+use crate::config::{Config, Direction, MAX_WAITING_CLIENTS, Protocol, Role, SockOpts};
 use crate::control::message::State;
 use crate::control::windows;
 use crate::data::Flows;
 use crate::data::udp;
 use crate::data::{self, WorkerState};
-use crate::report::{EndKind, Report, Side};
+use crate::report::{EndKind, Report};
 use crate::report::{Note, Notes};
-use crate::role::{Crew, Interrupted, applied, this_host, warn_how_it_went};
-use crate::stats;
+use crate::role::{Crew, Interrupted};
 use crate::stop::Flag;
 use crate::sys::{affinity, limits};
-use crate::timeline::{self, End, Plan};
-use begin::{Begun, SyncParts, wait_for_flow, wait_for_senders, wait_for_tokens};
-use monitor::ReceiverMonitor;
+use crate::timeline::Ways;
+use begin::{SyncParts, wait_for_flow, wait_for_senders, wait_for_tokens};
 use sessions::{Policy, SharedState, StartRequest};
 
 /// Runs the receiver: one test, or (with `-H`) tests until interrupted. Every report is
@@ -160,7 +158,11 @@ pub(crate) async fn serve(
     )));
     let gate = Arc::new(Admission::new(cfg.linux_sync(), budget));
     let flows = Arc::new(watch::Sender::new(0u64));
-    let crew = launch(cfg, listeners, &gate, &flows)?;
+    let (crew, outs) = launch(cfg, listeners, &gate, &flows)?;
+    let ways = Ways::two(
+        (Direction::Receive, &crew.workers),
+        (Direction::Send, &outs),
+    );
     let state: SharedState = Arc::new(std::sync::Mutex::new(State::NotStarted));
     let (start_tx, start_rx) = mpsc::channel(MAX_WAITING_CLIENTS + 1);
     let acceptor = sync.map(|l| {
@@ -181,6 +183,8 @@ pub(crate) async fn serve(
         state: &state,
         gate: &gate,
         workers: &crew.workers,
+        outs: &outs,
+        ways: &ways,
         flows: &flows,
         tokens: &tokens,
     };
@@ -196,13 +200,16 @@ pub(crate) async fn serve(
 }
 
 /// Starts one pinned worker per data port; the first reads back the socket options.
+/// Each worker counts what it receives in its crew's state, what it sends in the one of
+/// the same index in the second list.
 fn launch(
     cfg: &Config,
     listeners: Vec<DataPort>,
     gate: &Arc<Admission>,
     flows: &Flows,
-) -> Result<Crew> {
+) -> Result<(Crew, Vec<Arc<WorkerState>>)> {
     let mut crew = Crew::new();
+    let mut outs = Vec::with_capacity(listeners.len());
     let allowed = affinity::allowed_cpus();
     for (j, l) in listeners.into_iter().enumerate() {
         let udp = cfg.data.protocol == Protocol::Udp;
@@ -213,9 +220,12 @@ fn launch(
             j,
             &allowed,
         );
+        let out = Arc::new(WorkerState::default());
+        outs.push(out.clone());
         let control = data::PortControl {
             gate: gate.for_worker(),
             flows: flows.clone(),
+            out,
         };
         let plan = data::RecvPlan {
             cpu,
@@ -238,14 +248,19 @@ fn launch(
             *w.applied.lock().unwrap_or_else(|p| p.into_inner()) = Some(a);
         }
     }
-    Ok(crew)
+    Ok((crew, outs))
 }
 
 /// What the receiver's tests are served with.
 struct Serving<'a> {
     state: &'a SharedState,
     gate: &'a Admission,
+    /// What each port's worker receives (and its connections, failures, settling).
     workers: &'a [Arc<WorkerState>],
+    /// What each port's worker sends.
+    outs: &'a [Arc<WorkerState>],
+    /// Both, as the timeline measures them.
+    ways: &'a Ways,
     flows: &'a Flows,
     tokens: &'a [Arc<TcpListener>],
 }
@@ -258,7 +273,7 @@ async fn serve_tests(
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Vec<Report> {
-    let mut reports = Vec::new();
+    let mut all = Vec::new();
     let mut flows_seen = 0;
     loop {
         let begun = if cfg.windows_sync() {
@@ -268,6 +283,7 @@ async fn serve_tests(
                 state: parts.state,
                 gate: parts.gate,
                 workers: parts.workers,
+                all: parts.ways.all(),
             };
             wait_for_senders(cfg, &mut start_rx, &sync, interrupt, notes).await
         } else {
@@ -279,7 +295,7 @@ async fn serve_tests(
         if cfg.role != Role::Loopback {
             notes(Note::Started);
         }
-        let report = test(cfg, begun, parts.workers, interrupt, notes).await;
+        let reports = measure::test(cfg, begun, parts, interrupt, notes).await;
         parts.gate.set_running(false);
         sessions::set(parts.state, State::Finished);
         let refused = parts.gate.take_refused();
@@ -290,14 +306,14 @@ async fn serve_tests(
             )));
         }
         flows_seen = *parts.flows.borrow();
-        notes(Note::Report(Box::new(report.clone())));
-        let interrupted = report.end.kind == EndKind::Interrupted;
-        reports.push(report);
+        notes(Note::Reports(reports.clone()));
+        let interrupted = reports.iter().any(|r| r.end.kind == EndKind::Interrupted);
+        all.extend(reports);
         if !cfg.roles.hold || interrupted {
             break;
         }
     }
-    reports
+    all
 }
 
 /// How many data connections this receiver may keep: what its descriptor limit leaves
@@ -331,109 +347,4 @@ enum DataPort {
     /// A TCP listener and the receive buffer of the worker that serves it.
     Tcp(std::net::TcpListener, data::RecvBuffer),
     Udp(std::net::UdpSocket),
-}
-
-/// Runs one test that has begun and reports it.
-async fn test(
-    cfg: &Config,
-    (t0, negotiated, conns): Begun,
-    workers: &[Arc<WorkerState>],
-    interrupt: &Flag,
-    notes: Notes<'_>,
-) -> Report {
-    let mut mon = ReceiverMonitor::new(cfg, conns, workers, interrupt, t0.instant());
-    // The sender's proposal is its whole cycle: our cool-down must fit inside it.
-    let plan = Plan {
-        interval: cfg.show.interval,
-        ..Plan::within(cfg.timeline, negotiated, true)
-    };
-    let before = Connections::now(workers);
-    let progress = |p| notes(Note::Progress(Side::Receiver, p));
-    let window = timeline::run(t0, plan, workers, None, &mut mon, &progress).await;
-    mon.close(window.ended == End::Completed).await;
-    let ports: Vec<u16> = (0..workers.len()).map(|j| cfg.port(j)).collect();
-    let peers: Vec<String> = workers
-        .iter()
-        .flat_map(|w| std::mem::take(&mut *w.peers.lock().unwrap_or_else(|p| p.into_inner())))
-        .map(|a| a.to_string())
-        .collect();
-    // UDP flows have no "open" state: every flow seen since the last report (the first
-    // datagrams may beat our start sample) belongs to this test.
-    let connections = match cfg.data.protocol {
-        Protocol::Udp => peers.len(),
-        Protocol::Tcp => before.of_this_test(workers),
-    };
-    let mut report = stats::from_window(
-        Side::Receiver,
-        cfg,
-        this_host(),
-        &ports,
-        connections,
-        cfg.linux_sync().then_some(negotiated),
-        &window,
-    );
-    report.socket.applied = applied(workers, cfg, notes);
-    report.peers = peers;
-    echoed(&mut report, workers);
-    reversed(&mut report, workers);
-    if report.end.kind == EndKind::Completed && report.connections == 0 {
-        // A whole test without a single data connection (or datagram) measured nothing.
-        report.fail("no data connection (or datagram) arrived during the test");
-    }
-    warn_how_it_went(&report, notes);
-    report
-}
-
-/// A test whose senders asked for request/response (the size their headers gave): its
-/// figures, and the workload, in the report; the workers forget it for the next test.
-fn echoed(report: &mut Report, workers: &[Arc<WorkerState>]) {
-    let size = workers
-        .iter()
-        .map(|w| w.rr_size.swap(0, std::sync::atomic::Ordering::Relaxed))
-        .max()
-        .unwrap_or(0) as usize;
-    if size > 0 {
-        report.params.workload = crate::config::Workload::RequestResponse { size };
-        stats::rr::attach(report, size, &[]);
-    }
-}
-
-/// A test whose senders asked it to send (`-R`): said in the report; the workers forget
-/// it for the next test.
-fn reversed(report: &mut Report, workers: &[Arc<WorkerState>]) {
-    // Every worker forgets it: count them all, no short cut.
-    let poured = workers
-        .iter()
-        .filter(|w| w.pours.swap(false, std::sync::atomic::Ordering::AcqRel))
-        .count()
-        > 0;
-    if poured {
-        report.params.workload = crate::config::Workload::Reverse;
-        report.direction = crate::report::Direction::Send;
-    }
-}
-
-/// The workers' connection counts when a test starts.
-struct Connections {
-    /// Accepted since the workers started.
-    accepted: usize,
-    /// Open now: in sync mode the senders connected before 'R'.
-    open: usize,
-}
-
-impl Connections {
-    fn now(workers: &[Arc<WorkerState>]) -> Self {
-        Self {
-            accepted: workers
-                .iter()
-                .map(|w| w.connections.load(Ordering::Acquire))
-                .sum(),
-            open: workers.iter().map(|w| w.open.load(Ordering::Acquire)).sum(),
-        }
-    }
-
-    /// The test's connections: those open at its start and those accepted since.
-    fn of_this_test(&self, workers: &[Arc<WorkerState>]) -> usize {
-        Self::now(workers).accepted - self.accepted + self.open
-    }
 }

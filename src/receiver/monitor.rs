@@ -12,7 +12,7 @@ use crate::control::message::{Reply, Request, RequestPhase, State};
 use crate::control::{Connection, Incoming, Writer};
 use crate::data::WorkerState;
 use crate::stop::Flag;
-use crate::timeline::{Event, Monitor, Phase, Silence};
+use crate::timeline::{Event, Monitor, Phase, Silence, Ways};
 
 /// Events on the receiver side: Ctrl+C, a sender's 'E' or its disappearance, every data
 /// connection gone, no data at all for the deadline.
@@ -23,7 +23,10 @@ pub(crate) struct ReceiverMonitor<'a> {
     owed: Vec<bool>,
     open_sessions: usize,
     interrupt: Flag,
+    /// What the workers receive (their connections are counted open here).
     workers: &'a [Arc<WorkerState>],
+    /// Every count, both ways: silence is no byte moved either way.
+    all: &'a [Arc<WorkerState>],
     tick: tokio::time::Interval,
     silence: Silence,
     seen_open: bool,
@@ -42,6 +45,7 @@ impl<'a> ReceiverMonitor<'a> {
         cfg: &Config,
         conns: Vec<Connection>,
         workers: &'a [Arc<WorkerState>],
+        ways: &'a Ways,
         interrupt: &Flag,
         started: Instant,
     ) -> Self {
@@ -58,8 +62,9 @@ impl<'a> ReceiverMonitor<'a> {
             incoming: rx,
             interrupt: interrupt.clone(),
             workers,
+            all: ways.all(),
             tick: tokio::time::interval(Duration::from_millis(100)),
-            silence: Silence::new(workers, cfg.timeout),
+            silence: Silence::new(ways.all(), cfg.timeout),
             seen_open: false,
             started,
             deadline: cfg.timeout,
@@ -157,7 +162,7 @@ impl Monitor for ReceiverMonitor<'_> {
                         ));
                     }
                     if phase != Phase::Cooldown
-                        && let Some(quiet) = self.silence.check(self.workers)
+                        && let Some(quiet) = self.silence.check(self.all)
                     {
                         return Event::Fault(format!(
                             "no data received for {:.1} s (sender or path silent)",

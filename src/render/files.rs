@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::{json, plot, xml};
-use crate::report::{OutputFile, Presentation, Report, Side};
+use crate::report::{Direction, OutputFile, Presentation, Report, Side};
 use crate::timeline::IntervalSample;
 
 /// Proves, before the test, that every output file can be written: an existing file is
@@ -99,40 +99,62 @@ impl Exporter {
         }
     }
 
-    /// Writes every result file asked for from `r`.
-    pub(crate) fn write_files(&self, r: &Report, failures: &Failures) {
+    /// Writes every result file asked for from one side's reports of a test: NTttcp's
+    /// XML (appended to) gets each; the single-document files (ntttcp-for-linux's XML and
+    /// JSON, the plot) the one of the way a plain test of this side measures (with
+    /// `--bidir` the other is in `--format json` and NTttcp's XML).
+    pub(crate) fn write_files(&self, rs: &[Report], failures: &Failures) {
+        let Some(main) = rs
+            .iter()
+            .find(|r| r.direction == Direction::usual(r.side))
+            .or(rs.first())
+        else {
+            return;
+        };
         let look = &self.look;
         if let Some(f) = &look.plot {
-            let mine: Vec<IntervalSample> = {
-                let mut all = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-                let (mine, rest) = all.drain(..).partition(|(s, _)| *s == r.side);
-                *all = rest;
-                mine.into_iter().map(|(_, iv)| iv).collect()
-            };
-            let side = if r.side == Side::Sender {
-                "sender"
-            } else {
-                "receiver"
-            };
-            let title = format!("ntttcp {side} on {}: throughput per interval", r.host);
-            write(f, &plot::svg(&title, &mine), false, failures);
+            self.plot(f, main, failures);
         }
-        // (file, append, contents): NTttcp appends its XML, the Linux files are replaced.
+        // (file, contents): the Linux files are replaced.
         let writes = [
-            (&look.xml, false, Render::LinuxXml),
-            (&look.json, false, Render::LinuxJson),
-            (&look.xml_windows, true, Render::WindowsXml),
+            (&look.xml, Render::LinuxXml),
+            (&look.json, Render::LinuxJson),
         ];
-        for (file, append, render) in writes {
+        for (file, render) in writes {
             if let Some(f) = file {
                 let text = match render {
-                    Render::LinuxXml => xml::linux(r),
-                    Render::LinuxJson => json::linux(r),
-                    Render::WindowsXml => xml::windows(r, look.hide_per_thread),
+                    Render::LinuxXml => xml::linux(main),
+                    Render::LinuxJson => json::linux(main),
                 };
-                write(f, &text, append, failures);
+                write(f, &text, false, failures);
             }
         }
+        if let Some(f) = &look.xml_windows {
+            // NTttcp appends its XML.
+            for r in rs {
+                write(f, &xml::windows(r, look.hide_per_thread), true, failures);
+            }
+        }
+    }
+
+    /// `--plot`: the interval samples of `r`'s side and way so far, drawn.
+    fn plot(&self, f: &OutputFile, r: &Report, failures: &Failures) {
+        let mine: Vec<IntervalSample> = {
+            let mut all = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+            let (mine, rest) = all.drain(..).partition(|(s, _)| *s == r.side);
+            *all = rest;
+            mine.into_iter()
+                .map(|(_, iv)| iv)
+                .filter(|iv| iv.direction == r.direction)
+                .collect()
+        };
+        let side = if r.side == Side::Sender {
+            "sender"
+        } else {
+            "receiver"
+        };
+        let title = format!("ntttcp {side} on {}: throughput per interval", r.host);
+        write(f, &plot::svg(&title, &mine), false, failures);
     }
 }
 
@@ -143,12 +165,11 @@ fn write(f: &OutputFile, text: &str, append: bool, failures: &Failures) {
     }
 }
 
-/// Which result file.
+/// Which single-document result file.
 #[derive(Clone, Copy)]
 enum Render {
     LinuxXml,
     LinuxJson,
-    WindowsXml,
 }
 
 /// Writes (or, for NTttcp's XML, appends) a result file.

@@ -237,6 +237,10 @@ fn extras(r: &Report) -> Vec<Member> {
         top.push(("tcpAverageRtt metric", s(format!("{rtt} us"))));
     }
     top.push(("os", s(r.os.replace('\n', " "))));
+    if r.turned().is_some() {
+        // Only where it is not the side's usual way (or both ways were tested).
+        top.push(("direction", s(super::direction_word(r.direction))));
+    }
     top.push(("longestStall", mv("s", format!("{:.3}", r.longest_stall_s))));
     if let Some(o) = r.window_overrun_s {
         top.push(("windowOverrun", mv("s", format!("{o:.3}"))));

@@ -14,7 +14,15 @@ pub(crate) mod stdio;
 pub(crate) mod terminal;
 pub(crate) mod xml;
 
-use crate::report::Side;
+use crate::report::{Direction, Side};
+
+/// A direction as the reports write it.
+fn direction_word(d: Direction) -> &'static str {
+    match d {
+        Direction::Send => "send",
+        Direction::Receive => "receive",
+    }
+}
 
 /// `True` / `False`, as both originals write booleans.
 fn tf(b: bool) -> &'static str {

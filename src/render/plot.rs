@@ -204,6 +204,7 @@ mod tests {
         IntervalSample {
             start_s: i as f64,
             end_s: i as f64 + 1.0,
+            direction: crate::config::Direction::Send,
             thread_bytes: bytes.to_vec(),
             planned_s: Some(4.0),
             udp_loss: None,

@@ -50,6 +50,9 @@ pub(crate) enum Line<'a> {
     Interval {
         /// "sender" or "receiver".
         side: Side,
+        /// Which way the interval's bytes went: "send" or "receive" (a `--bidir` side
+        /// writes a line of each every interval).
+        direction: crate::report::Direction,
         /// Interval start, seconds since counting started.
         start_s: f64,
         /// Interval end.
@@ -79,6 +82,7 @@ impl<'a> Line<'a> {
     pub(crate) fn interval(side: Side, s: &'a IntervalSample) -> Self {
         Self::Interval {
             side,
+            direction: s.direction,
             start_s: s.start_s,
             end_s: s.end_s,
             bits_per_second: crate::stats::interval_bits_per_second(s),

@@ -40,8 +40,11 @@ pub(crate) struct Terminal {
     /// Keep one updating status line on stderr (a terminal, not -Q, human format).
     live: bool,
     status_shown: AtomicBool,
-    /// Loopback with `--format json`: the first side's report, until the second arrives.
-    pending: Mutex<Vec<Report>>,
+    /// `--bidir`: interval lines say which way their bytes went.
+    both_ways: bool,
+    /// `--format json`: the reports of a test's sides so far, and how many sides have
+    /// given theirs (in loopback mode the document waits for both).
+    pending: Mutex<(Vec<Report>, usize)>,
     log: Option<Mutex<File>>,
     /// The result files.
     files: Exporter,
@@ -70,7 +73,8 @@ impl Terminal {
             look,
             live,
             status_shown: AtomicBool::new(false),
-            pending: Mutex::new(Vec::new()),
+            both_ways: cfg.data.workload == crate::config::Workload::Bidir,
+            pending: Mutex::new((Vec::new(), 0)),
             log,
             failures: Failures::default(),
         })
@@ -136,21 +140,31 @@ impl Terminal {
             Note::Info(m) if self.verbose => self.err(&format!("ntttcp: {m}")),
             Note::Info(_) => {}
             Note::Progress(side, p) => self.progress(side, &p),
-            Note::Report(r) => {
-                self.report(&r);
+            Note::Reports(rs) => {
+                for r in &rs {
+                    self.report(r);
+                }
+                self.document(&rs);
                 // In loopback mode the files hold the receiver's figures.
-                if self.role != Role::Loopback || r.side == Side::Receiver {
-                    self.files.write_files(&r, &self.failures);
+                if self.role != Role::Loopback || rs.iter().any(|r| r.side == Side::Receiver) {
+                    self.files.write_files(&rs, &self.failures);
                 }
             }
         }
     }
 
     fn progress(&self, side: Side, p: &Progress) {
-        let who = match side {
+        let mut who = match side {
             Side::Sender => "sender",
             Side::Receiver => "receiver",
-        };
+        }
+        .to_string();
+        let mut way = String::new();
+        if let (true, Progress::Interval(iv)) = (self.both_ways, p) {
+            way = crate::render::direction_word(iv.direction).to_string();
+            who = format!("{who} {way}");
+            way = format!(" ({way})");
+        }
         // One status line is enough in loopback mode: the receiver's.
         let shows_status = self.live && !(self.role == Role::Loopback && side == Side::Sender);
         if let Progress::Interval(iv) = p {
@@ -179,6 +193,7 @@ impl Terminal {
                     ));
                 }
                 tp.push_str(&crate::render::rr::interval_text(iv.rr));
+                tp.push_str(&way);
                 if shows_status {
                     self.status(&format!("Real-time throughput: {tp}"));
                 } else if !self.live {
@@ -233,18 +248,28 @@ impl Terminal {
                 let line = serde_json::to_string(&schema::Line::summary(r));
                 self.out(&format!("{}\n", line.unwrap_or_default()));
             }
-            Format::Json => {
-                // One document per test: in loopback mode both sides together.
-                let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-                pending.push(r.clone());
-                if self.role != Role::Loopback || pending.len() == 2 {
-                    pending.sort_by_key(|r| r.side == Side::Receiver);
-                    let doc = serde_json::to_string_pretty(&schema::Document::new(&pending));
-                    pending.clear();
-                    drop(pending);
-                    self.out(&format!("{}\n", doc.unwrap_or_default()));
-                }
-            }
+            // One document per test, written once every side has given its reports.
+            Format::Json => {}
         }
+    }
+
+    /// `--format json`: a test's document once this process's sides have all given their
+    /// reports (`rs`, one side's): in loopback mode both sides together.
+    fn document(&self, rs: &[Report]) {
+        if self.look.format != Format::Json {
+            return;
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        pending.0.extend(rs.iter().cloned());
+        pending.1 += 1;
+        if self.role == Role::Loopback && pending.1 < 2 {
+            return;
+        }
+        let (mut all, _) = std::mem::take(&mut *pending);
+        drop(pending);
+        // Stable: each side's reports keep their order (the sending way first).
+        all.sort_by_key(|r| r.side == Side::Receiver);
+        let doc = serde_json::to_string_pretty(&schema::Document::new(&all));
+        self.out(&format!("{}\n", doc.unwrap_or_default()));
     }
 }

@@ -59,6 +59,14 @@ fn root(r: &Report) -> &'static str {
     super::file_root(r.side)
 }
 
+/// `<direction>` where a report's bytes did not go its side's usual way, or went both
+/// ways (the originals have no such element: a plain test's file is theirs exactly).
+fn direction(d: &mut Doc, r: &Report) {
+    if r.turned().is_some() {
+        d.el(1, "direction", super::direction_word(r.direction));
+    }
+}
+
 /// The ntttcp-for-linux `-x` file.
 pub(crate) fn linux(r: &Report) -> String {
     let mut d = Doc(String::new());
@@ -78,6 +86,7 @@ pub(crate) fn linux(r: &Report) -> String {
         d.el(1, "conns_tested", r.connections);
     }
     linux_totals(&mut d, r);
+    direction(&mut d, r);
     udp(&mut d, 1, r.udp.as_ref());
     rr(&mut d, 1, r.rr.as_ref());
     rtt(&mut d, r.rtt_us.as_ref());
@@ -339,6 +348,7 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
         }
     }
     windows_totals(&mut d, r);
+    direction(&mut d, r);
     udp(&mut d, 1, r.udp.as_ref());
     rr(&mut d, 1, r.rr.as_ref());
     rtt(&mut d, r.rtt_us.as_ref());

@@ -49,15 +49,7 @@ pub(crate) enum Side {
     Receiver,
 }
 
-/// Which way a report's bytes went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Direction {
-    /// This side sent them (a sender; a receiver in a reverse test).
-    Send,
-    /// This side received them (a receiver; a sender in a reverse test).
-    Receive,
-}
+pub(crate) use crate::config::Direction;
 
 impl Direction {
     /// The way a side's bytes go in a plain test.
@@ -444,14 +436,27 @@ impl Report {
         (!said.is_empty()).then(|| said.join("; "))
     }
 
-    /// The heading of a report whose bytes went the other way (`-R`), for both layouts;
-    /// None in a plain test.
+    /// The heading of a report whose bytes went the other way (`-R`) or of either way
+    /// of a both-ways test (`--bidir`), for both layouts; None in a plain test.
     pub(crate) fn turned(&self) -> Option<&'static str> {
-        match (self.side, self.direction) {
-            (Side::Sender, Direction::Receive) => {
+        let both = self.params.workload == crate::config::Workload::Bidir;
+        match (self.side, self.direction, both) {
+            (Side::Sender, Direction::Send, true) => {
+                Some("Direction: send (both ways at once, --bidir: this host sent to the receiver)")
+            }
+            (Side::Sender, Direction::Receive, true) => Some(
+                "Direction: receive (both ways at once, --bidir: the receiver sent to this host)",
+            ),
+            (Side::Receiver, Direction::Send, true) => {
+                Some("Direction: send (both ways at once, --bidir: this host sent to the sender)")
+            }
+            (Side::Receiver, Direction::Receive, true) => Some(
+                "Direction: receive (both ways at once, --bidir: the sender sent to this host)",
+            ),
+            (Side::Sender, Direction::Receive, false) => {
                 Some("Direction: receive (reverse test, -R: the receiver sent to this host)")
             }
-            (Side::Receiver, Direction::Send) => {
+            (Side::Receiver, Direction::Send, false) => {
                 Some("Direction: send (reverse test, -R: this host sent to the sender)")
             }
             _ => None,

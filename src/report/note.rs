@@ -15,8 +15,9 @@ pub(crate) enum Note {
     Warn(String),
     /// Progress detail for -V (on stderr).
     Info(String),
-    /// A side's results, as soon as they are measured (`-H` gives one per test).
-    Report(Box<Report>),
+    /// A side's results of one test, as soon as they are measured (`-H` gives them
+    /// per test): one report, or one per way its bytes went (`--bidir`: two).
+    Reports(Vec<Report>),
     /// A phase change or an interval sample of one side.
     Progress(Side, timeline::Progress),
 }

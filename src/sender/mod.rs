@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use tokio::sync::mpsc;
 
-use crate::config::{Config, Protocol, Workload};
+use crate::config::{Config, Direction, Protocol, Workload};
 use crate::control::{Connection, Incoming, Writer};
 use crate::data::udp;
 use crate::data::{self, SendPlan, WorkerState};
@@ -27,7 +27,7 @@ use crate::role::{
 use crate::stats;
 use crate::stop::Flag;
 use crate::sys::affinity;
-use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence};
+use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence, Ways};
 
 mod setup;
 mod sync;
@@ -35,8 +35,8 @@ mod sync;
 use setup::{check_descriptors, resolve_targets, udp_plan};
 use sync::{ask_for_ports, end_test, exchange_tokens, handshake, request_start};
 
-/// Runs the sender side of one test.
-pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Report> {
+/// Runs the sender side of one test: its report, or one per way (`--bidir`).
+pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
     let mut targets = resolve_targets(cfg)?;
     let payload = prepare(cfg, &targets, notes)?;
     if cfg.port_handout() {
@@ -135,6 +135,9 @@ async fn handshakes(
 /// a warm-up), and when they began connecting.
 struct Launched {
     crew: Crew,
+    /// The ways the workers' bytes go (`--bidir`: the crew's sending counts, then their
+    /// reading ones).
+    ways: Ways,
     start: Flag,
     connect_deadline: Instant,
     began: Instant,
@@ -149,6 +152,7 @@ fn launch(
 ) -> Result<Launched> {
     let mut l = Launched {
         crew: Crew::new(),
+        ways: Ways::one(Direction::Send, &[]),
         start: Flag::new(),
         connect_deadline: Instant::now() + cfg.timeout,
         began: Instant::now(),
@@ -157,6 +161,7 @@ fn launch(
     let gate = Arc::new(ConnectGate::new(CONNECTS_IN_FLIGHT));
     // -B is one budget for every worker; -thr one per worker.
     let shared = cfg.data.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
+    let mut backs = Vec::new();
     for t in cfg.sender_threads() {
         let plan = SendPlan {
             target: targets[t.port_index],
@@ -169,7 +174,7 @@ fn launch(
             ),
             size: match cfg.data.workload {
                 Workload::RequestResponse { size } => size,
-                Workload::Stream | Workload::Reverse => cfg.data.send_size,
+                Workload::Stream | Workload::Reverse | Workload::Bidir => cfg.data.send_size,
             },
             io: cfg.data.io_mode,
             connect_deadline: l.connect_deadline,
@@ -190,18 +195,29 @@ fn launch(
                     .chain(cfg.data.thread_rate.map(|b| Arc::new(Pacer::bytes(b))))
                     .collect(),
             ),
+            back: (cfg.data.workload == Workload::Bidir).then(Arc::default),
         };
+        backs.extend(plan.back.clone());
         let (index, start) = (t.index, l.start.clone());
         let body = match (cfg.data.protocol, cfg.data.workload) {
             (Protocol::Udp, _) => udp::send_worker,
             (Protocol::Tcp, Workload::Stream) => data::send_worker,
             (Protocol::Tcp, Workload::RequestResponse { .. }) => data::rr_worker,
             (Protocol::Tcp, Workload::Reverse) => data::reverse_worker,
+            (Protocol::Tcp, Workload::Bidir) => data::bidir_worker,
         };
         l.crew.add(format!("send-{index}"), move |w, stop| {
             body(index, plan, w, start, stop)
         })?;
     }
+    l.ways = match cfg.data.workload {
+        Workload::Bidir => Ways::two(
+            (Direction::Send, &l.crew.workers),
+            (Direction::Receive, &backs),
+        ),
+        Workload::Reverse => Ways::one(Direction::Receive, &l.crew.workers),
+        _ => Ways::one(Direction::Send, &l.crew.workers),
+    };
     Ok(l)
 }
 
@@ -298,8 +314,9 @@ async fn measure<'a>(
         writers: started.writers,
         interrupt: interrupt.clone(),
         workers: &launched.crew.workers,
+        all: launched.ways.all(),
         tick: tokio::time::interval(Duration::from_millis(100)),
-        silence: Silence::new(&launched.crew.workers, cfg.timeout),
+        silence: silences(&launched.ways, cfg.timeout),
         workload: cfg.data.workload,
     };
     let plan = Plan {
@@ -310,7 +327,7 @@ async fn measure<'a>(
     let window = timeline::run(
         timeline::Start::At(started.t0),
         plan,
-        &launched.crew.workers,
+        &launched.ways,
         Some(&launched.start),
         &mut mon,
         &progress,
@@ -345,43 +362,49 @@ async fn finish(
     }
 }
 
-/// The sender's report, told to the user as soon as it is made.
+/// The sender's report (one per way, `--bidir`), told to the user as soon as made.
 fn report(
     cfg: &Config,
     workers: &[Arc<WorkerState>],
     negotiated: u32,
     window: &timeline::Window,
     notes: Notes<'_>,
-) -> Report {
+) -> Vec<Report> {
     let ports: Vec<u16> = cfg
         .sender_threads()
         .iter()
         .map(|t| cfg.port(t.port_index))
         .collect();
-    let mut report = stats::from_window(
-        Side::Sender,
-        cfg,
-        this_host(),
-        &ports,
-        cfg.sender_connections(),
-        cfg.linux_sync().then_some(negotiated),
-        window,
-    );
-    report.socket.applied = applied(workers, cfg, notes);
-    if cfg.data.workload == Workload::Reverse {
-        report.direction = crate::report::Direction::Receive;
-    }
-    if let Workload::RequestResponse { size } = cfg.data.workload {
-        let hists: Vec<_> = workers.iter().map(|w| w.round_trips()).collect();
-        stats::rr::attach(&mut report, size, &hists);
-    }
-    report.tcp_connections = workers
+    let applied = applied(workers, cfg, notes);
+    let tcp_connections: Vec<_> = workers
         .iter()
         .flat_map(|w| std::mem::take(&mut *w.conn_info.lock().unwrap_or_else(|p| p.into_inner())))
         .collect();
-    warn_how_it_went(&report, notes);
-    notes(Note::Report(Box::new(report.clone())));
-    report
+    let reports: Vec<Report> = window
+        .split()
+        .iter()
+        .map(|w| {
+            let mut report = stats::from_window(
+                Side::Sender,
+                cfg,
+                this_host(),
+                &ports,
+                cfg.sender_connections(),
+                cfg.linux_sync().then_some(negotiated),
+                w,
+            );
+            report.socket.applied = applied;
+            if let Workload::RequestResponse { size } = cfg.data.workload {
+                let hists: Vec<_> = workers.iter().map(|w| w.round_trips()).collect();
+                stats::rr::attach(&mut report, size, &hists);
+            }
+            report.tcp_connections = tcp_connections.clone();
+            warn_how_it_went(&report, notes);
+            report
+        })
+        .collect();
+    notes(Note::Reports(reports.clone()));
+    reports
 }
 
 /// Waits until `total` connections are up, a worker fails, the deadline passes or the
@@ -423,27 +446,39 @@ struct SenderMonitor<'a> {
     writers: Vec<Writer>,
     interrupt: Flag,
     workers: &'a [Arc<WorkerState>],
+    /// Every count, both ways (`Ways::all`).
+    all: &'a [Arc<WorkerState>],
     tick: tokio::time::Interval,
-    silence: Silence,
+    silence: Vec<(Direction, std::ops::Range<usize>, Silence)>,
     workload: Workload,
 }
 
-/// Why a sender moved nothing for `quiet`.
-fn silent(w: Workload, quiet: Duration) -> String {
+/// Why a sender's bytes of one way (`d`) moved nothing for `quiet`.
+fn silent(w: Workload, d: Direction, quiet: Duration) -> String {
     let secs = quiet.as_secs_f64();
-    match w {
-        Workload::Stream => {
-            format!("no data could be sent for {secs:.1} s (receiver or path silent)")
-        }
-        Workload::RequestResponse { .. } => format!(
+    match (w, d) {
+        (Workload::RequestResponse { .. }, _) => format!(
             "no response came for {secs:.1} s: the receiver does not echo requests (it must be \
              this ntttcp, not a stock one), or the path is gone"
         ),
-        Workload::Reverse => format!(
+        (_, Direction::Send) => {
+            format!("no data could be sent for {secs:.1} s (receiver or path silent)")
+        }
+        (_, Direction::Receive) => format!(
             "no data came for {secs:.1} s (receiver or path silent; a stock receiver does not \
              send)"
         ),
     }
+}
+
+/// Each way's silence watch, so that one way moving does not hide the other's silence.
+fn silences(ways: &Ways, limit: Duration) -> Vec<(Direction, std::ops::Range<usize>, Silence)> {
+    ways.groups()
+        .map(|(d, r)| {
+            let watch = Silence::new(&ways.all()[r.clone()], limit);
+            (d, r, watch)
+        })
+        .collect()
 }
 
 impl Monitor for SenderMonitor<'_> {
@@ -461,10 +496,13 @@ impl Monitor for SenderMonitor<'_> {
                     if let Some(f) = worker_failure(self.workers) {
                         return Event::Fault(f);
                     }
-                    if phase != Phase::Cooldown
-                        && let Some(quiet) = self.silence.check(self.workers)
-                    {
-                        return Event::Fault(silent(self.workload, quiet));
+                    if phase == Phase::Cooldown {
+                        continue;
+                    }
+                    for (d, r, watch) in &mut self.silence {
+                        if let Some(quiet) = watch.check(&self.all[r.clone()]) {
+                            return Event::Fault(silent(self.workload, *d, quiet));
+                        }
                     }
                 }
             }

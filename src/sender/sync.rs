@@ -115,6 +115,7 @@ fn needed(w: Workload) -> Features {
         Workload::Stream => Features(0),
         Workload::RequestResponse { .. } => Features::REQUEST_RESPONSE,
         Workload::Reverse => Features::REVERSE,
+        Workload::Bidir => Features::BIDIR,
     }
 }
 

@@ -102,7 +102,8 @@ pub(crate) fn report(mut m: Measured) -> Report {
     }
 }
 
-/// The report of a side's measured window. `ports[i]` is worker i's data port.
+/// The report of a side's measured window of one way (`Window::split`). `ports[i]` is
+/// worker i's data port.
 pub(crate) fn from_window(
     side: Side,
     cfg: &Config,
@@ -113,6 +114,7 @@ pub(crate) fn from_window(
     w: &Window,
 ) -> Report {
     let udp_receiver = side == Side::Receiver && cfg.data.protocol == Protocol::Udp;
+    let way = w.ways.first();
     let threads = w
         .start
         .iter()
@@ -140,7 +142,7 @@ pub(crate) fn from_window(
         seconds: w.seconds,
         window_unix_s: (unix_s(w.wall.0), unix_s(w.wall.1)),
         planned_s: w.planned,
-        stall: w.stall,
+        stall: way.map(|w| w.stall).unwrap_or_default(),
         threads,
         connections,
         sys,
@@ -161,7 +163,10 @@ pub(crate) fn from_window(
             applied: None,
         },
     });
-    r.rtt_us = w.rtt.as_ref().map(rr::rtt);
+    if let Some(way) = way {
+        r.rtt_us = way.rtt.as_ref().map(rr::rtt);
+        r.direction = way.direction;
+    }
     r
 }
 
@@ -305,6 +310,7 @@ mod tests {
         let iv = IntervalSample {
             start_s: 1.0,
             end_s: 1.5,
+            direction: crate::config::Direction::Send,
             thread_bytes: vec![1_000_000, 3_000_000],
             planned_s: None,
             udp_loss: None,

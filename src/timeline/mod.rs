@@ -4,25 +4,27 @@
 //! of the measurement window and returns them: the window is the only thing counted.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
-use crate::data::{Sample, WorkerState};
+use crate::data::Sample;
 use crate::sys::{Snapshot, affinity};
 
 mod edge;
 mod plan;
 mod rtt;
 mod watch;
+mod ways;
 
 pub(crate) use edge::{Edge, Start, sample};
 #[cfg(test)]
 pub(crate) use plan::IntervalLatency;
+use plan::Span;
 pub(crate) use plan::{IntervalLoss, IntervalRr, IntervalSample, Plan, Progress};
 pub(crate) use watch::{STALL_STEP, Silence, Stall};
 use watch::{StallWatch, total};
+pub(crate) use ways::Ways;
 
 /// Something that ends or shortens a phase.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,14 +85,11 @@ pub(crate) struct Window {
     pub seconds: f64,
     /// The length it was planned to have; None in continuous mode.
     pub planned: Option<f64>,
-    /// The longest span of it in which no byte moved.
-    pub stall: Stall,
-    /// Round-trip times of its TCP connections, microseconds, sampled every second;
-    /// None without samples.
-    pub rtt: Option<hdrhistogram::Histogram<u64>>,
+    /// What each way's workers measured beyond their samples, in the order of `Ways`.
+    pub ways: Vec<WayWindow>,
     /// Wall-clock time of its first and last edge.
     pub wall: (SystemTime, SystemTime),
-    /// Per-worker counters at the start of the window.
+    /// Per-worker counters at the start of the window (every way's, as `Ways::all`).
     pub start: Vec<Sample>,
     /// Same, at the end.
     pub end: Vec<Sample>,
@@ -102,14 +101,57 @@ pub(crate) struct Window {
     pub ended: End,
 }
 
+/// One way's part of a window.
+#[derive(Debug, Clone)]
+pub(crate) struct WayWindow {
+    /// Which way its bytes went.
+    pub direction: crate::config::Direction,
+    /// Where its workers' samples lie in the window's `start` and `end`.
+    pub workers: std::ops::Range<usize>,
+    /// The longest span of the window in which none of its bytes moved.
+    pub stall: Stall,
+    /// Round-trip times of its TCP connections, microseconds, sampled every second;
+    /// None without samples.
+    pub rtt: Option<hdrhistogram::Histogram<u64>>,
+}
+
+impl WayWindow {
+    /// Each way of `ways` with nothing measured yet.
+    fn unmeasured(ways: &Ways) -> Vec<Self> {
+        ways.groups()
+            .map(|(direction, workers)| Self {
+                direction,
+                workers,
+                stall: Stall::default(),
+                rtt: None,
+            })
+            .collect()
+    }
+}
+
 impl Window {
+    /// The window of each way on its own: its workers' samples, its stall and RTT.
+    pub(crate) fn split(&self) -> Vec<Self> {
+        self.ways
+            .iter()
+            .map(|way| Self {
+                ways: vec![WayWindow {
+                    workers: 0..way.workers.len(),
+                    ..way.clone()
+                }],
+                start: self.start[way.workers.clone()].to_vec(),
+                end: self.end[way.workers.clone()].to_vec(),
+                ..self.clone()
+            })
+            .collect()
+    }
+
     /// A window that never started: `ev` ended the warm-up at `now`.
-    fn empty(now: Edge, plan: &Plan, ev: Event) -> Self {
+    fn empty(now: Edge, plan: &Plan, ways: &Ways, ev: Event) -> Self {
         Self {
             seconds: 0.0,
             planned: plan.measure.map(|d| d.as_secs_f64()),
-            stall: Stall::default(),
-            rtt: None,
+            ways: WayWindow::unmeasured(ways),
             wall: (now.wall, now.wall),
             start: now.samples.clone(),
             end: now.samples,
@@ -129,7 +171,7 @@ pub(crate) const END_GRACE: Duration = Duration::from_millis(500);
 pub(crate) async fn run<M: Monitor>(
     clock: Start,
     plan: Plan,
-    workers: &[Arc<WorkerState>],
+    ways: &Ways,
     release: Option<&crate::stop::Flag>,
     mon: &mut M,
     progress: &dyn Fn(Progress),
@@ -145,12 +187,13 @@ pub(crate) async fn run<M: Monitor>(
         affinity::prompt_wakeups(false);
     }));
     let go = || release.map(crate::stop::Flag::trigger);
+    let workers = ways.all();
     let t0 = clock.instant();
     if !plan.warmup.is_zero() {
         go();
     }
     if let Some(ev) = wait_until(Some(t0 + plan.warmup), mon, Phase::Warmup).await {
-        return Window::empty(Edge::take(workers), &plan, ev);
+        return Window::empty(Edge::take(workers), &plan, ways, ev);
     }
     if !plan.warmup.is_zero() {
         progress(Progress::WarmupDone);
@@ -173,7 +216,7 @@ pub(crate) async fn run<M: Monitor>(
     // The last edge begins early by as much as the first took to reach its instant, so
     // that it lies on the planned end.
     let end_at = plan.measure.map(|d| m0 + d.saturating_sub(lead));
-    let (ev, stall, rtt) = measure(m0, end_at, &plan, &start, workers, mon, progress).await;
+    let (ev, measured) = measure(m0, end_at, &plan, &start, ways, mon, progress).await;
     let closing = Edge::take(workers);
     edge::latency_window(workers, false);
     normal_priority.take();
@@ -189,8 +232,7 @@ pub(crate) async fn run<M: Monitor>(
     Window {
         seconds,
         planned: plan.measure.map(|d| d.as_secs_f64()),
-        stall,
-        rtt,
+        ways: measured,
         wall: (opened, closing.wall),
         start,
         end: closing.samples,
@@ -239,19 +281,25 @@ impl<F: FnMut()> Drop for Defer<F> {
 }
 
 /// The measurement phase: waits for its end or an event, looking for stalls every
-/// `STALL_STEP` and reporting every interval.
+/// `STALL_STEP` and reporting every interval, each way on its own.
 async fn measure<M: Monitor>(
     m0: Instant,
     end_at: Option<Instant>,
     plan: &Plan,
     start: &[Sample],
-    workers: &[Arc<WorkerState>],
+    ways: &Ways,
     mon: &mut M,
     progress: &dyn Fn(Progress),
-) -> (Option<Event>, Stall, Option<hdrhistogram::Histogram<u64>>) {
+) -> (Option<Event>, Vec<WayWindow>) {
     let every = plan.interval.filter(|d| !d.is_zero());
-    let mut stalls = StallWatch::new(m0, total(workers));
-    let mut rtts = rtt::RttWatch::new(m0);
+    let workers = ways.all();
+    let mut watches: Vec<_> = WayWindow::unmeasured(ways)
+        .into_iter()
+        .map(|w| {
+            let stalls = StallWatch::new(m0, total(&workers[w.workers.clone()]));
+            (w, stalls, rtt::RttWatch::new(m0))
+        })
+        .collect();
     let mut last = start.to_vec();
     let mut last_t = 0.0;
     let mut report_at = every.map(|e| m0 + e);
@@ -263,8 +311,11 @@ async fn measure<M: Monitor>(
             .min()
             .unwrap_or(step);
         let ev = wait_until(Some(target), mon, Phase::Measure).await;
-        stalls.look(Instant::now(), total(workers));
-        rtts.look(Instant::now(), workers);
+        for (w, stalls, rtts) in &mut watches {
+            let mine = &workers[w.workers.clone()];
+            stalls.look(Instant::now(), total(mine));
+            rtts.look(Instant::now(), mine);
+        }
         let done = ev.is_some() || end_at.is_some_and(|e| Instant::now() >= e);
         let due = report_at.is_some_and(|r| Instant::now() >= r);
         let t = m0.elapsed().as_secs_f64();
@@ -273,25 +324,33 @@ async fn measure<M: Monitor>(
             && (due || done && t - last_t > 0.001)
         {
             let now = sample(workers);
-            let thread_bytes: Vec<u64> = now
-                .iter()
-                .zip(&last)
-                .map(|(n, l)| n.bytes - l.bytes)
-                .collect();
-            let rr = IntervalRr::take(workers, thread_bytes.iter().sum(), t - last_t);
-            progress(Progress::Interval(IntervalSample {
-                start_s: last_t,
-                end_s: t,
-                thread_bytes,
-                planned_s: plan.measure.map(|d| d.as_secs_f64()),
-                udp_loss: IntervalLoss::between(&last, &now),
-                rr,
-            }));
+            for (direction, range) in ways.groups() {
+                let span = Span {
+                    start_s: last_t,
+                    end_s: t,
+                    planned_s: plan.measure.map(|d| d.as_secs_f64()),
+                };
+                let iv = span.of(
+                    direction,
+                    &workers[range.clone()],
+                    &last[range.clone()],
+                    &now[range],
+                );
+                progress(Progress::Interval(iv));
+            }
             (last, last_t) = (now, t);
             report_at = report_at.map(|r| r + every);
         }
         if done {
-            return (ev, stalls.longest, rtts.finish());
+            let measured = watches
+                .into_iter()
+                .map(|(w, stalls, rtts)| WayWindow {
+                    stall: stalls.longest,
+                    rtt: rtts.finish(),
+                    ..w
+                })
+                .collect();
+            return (ev, measured);
         }
     }
 }

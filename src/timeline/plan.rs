@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::config::Phases;
+use crate::config::{Direction, Phases};
 use crate::data::{Sample, WorkerState};
 
 /// Phase lengths for one side.
@@ -46,6 +46,8 @@ pub(crate) struct IntervalSample {
     pub start_s: f64,
     /// Interval end, seconds since counting started.
     pub end_s: f64,
+    /// Which way these bytes went (a `--bidir` side reports both ways each interval).
+    pub direction: Direction,
     /// Bytes per worker thread during the interval.
     pub thread_bytes: Vec<u64>,
     /// Length of the measurement, if it has one (for "elapsed / total" displays).
@@ -55,6 +57,48 @@ pub(crate) struct IntervalSample {
     pub udp_loss: Option<IntervalLoss>,
     /// Request/response: the interval's transactions and round trips; else None.
     pub rr: Option<IntervalRr>,
+}
+
+/// When one interval lies in the measurement.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span {
+    /// Its start, seconds since counting started.
+    pub start_s: f64,
+    /// Its end.
+    pub end_s: f64,
+    /// Length of the measurement, if it has one.
+    pub planned_s: Option<f64>,
+}
+
+impl Span {
+    /// The interval of one way whose `workers` moved from `last` to `now` in it.
+    pub(crate) fn of(
+        self,
+        direction: Direction,
+        workers: &[Arc<WorkerState>],
+        last: &[Sample],
+        now: &[Sample],
+    ) -> IntervalSample {
+        let thread_bytes: Vec<u64> = now
+            .iter()
+            .zip(last)
+            .map(|(n, l)| n.bytes.saturating_sub(l.bytes))
+            .collect();
+        let rr = IntervalRr::take(
+            workers,
+            thread_bytes.iter().sum(),
+            self.end_s - self.start_s,
+        );
+        IntervalSample {
+            start_s: self.start_s,
+            end_s: self.end_s,
+            direction,
+            thread_bytes,
+            planned_s: self.planned_s,
+            udp_loss: IntervalLoss::between(last, now),
+            rr,
+        }
+    }
 }
 
 /// Request/response transactions during one interval, over all threads.

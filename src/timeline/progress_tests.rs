@@ -1,7 +1,8 @@
 //! What the timeline reports as it goes.
 
 use super::*;
-use std::sync::Mutex;
+use crate::data::WorkerState;
+use std::sync::{Arc, Mutex};
 
 struct Quiet;
 
@@ -29,7 +30,7 @@ fn intervals_and_phase_changes_are_reported_in_order() {
     rt.block_on(run(
         Start::At(Instant::now()),
         plan,
-        &workers,
+        &Ways::one(crate::config::Direction::Send, &workers),
         None,
         &mut Quiet,
         &record,

@@ -40,7 +40,7 @@ fn run_script(p: Plan, events: Vec<(u64, Event)>) -> (Window, Duration) {
     rt.block_on(async {
         let t0 = Instant::now();
         let mut s = Script { t0, events };
-        let w = run(Start::At(t0), p, &[], None, &mut s, &|_| {}).await;
+        let w = run(Start::At(t0), p, &none(), None, &mut s, &|_| {}).await;
         (w, t0.elapsed())
     })
 }
@@ -95,7 +95,7 @@ fn a_late_starter_whose_peer_ends_on_plan_completes() {
         run(
             Start::At(t0),
             plan(0, Some(2000), None),
-            &[],
+            &none(),
             None,
             &mut s,
             &|_| {},
@@ -166,7 +166,7 @@ fn a_window_whose_workers_were_held_opens_when_its_clock_started() {
             events: vec![],
         };
         let p = plan(0, Some(300), None);
-        let w = run(Start::At(t0), p, &[], Some(&release), &mut s, &|_| {}).await;
+        let w = run(Start::At(t0), p, &none(), Some(&release), &mut s, &|_| {}).await;
         (w, wall_t0)
     });
     assert!(release.is_set(), "the workers were let go");
@@ -179,4 +179,9 @@ fn a_window_whose_workers_were_held_opens_when_its_clock_started() {
         "{lasted} vs {}",
         w.seconds
     );
+}
+
+/// No workers at all.
+fn none() -> Ways {
+    Ways::one(crate::config::Direction::Send, &[])
 }

@@ -1,0 +1,201 @@
+//! One test that has begun, measured and reported: the timeline runs over both of the
+//! receiver's counts (what it receives, what it sends, not knowing which its senders will
+//! use until their connections' headers come), and each way they used is reported.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::Serving;
+use super::begin::Begun;
+use super::monitor::ReceiverMonitor;
+use crate::config::{Config, Direction, Protocol, Workload};
+use crate::data::WorkerState;
+use crate::report::{EndKind, Note, Notes, Report, Side};
+use crate::role::{applied, this_host, warn_how_it_went};
+use crate::stats;
+use crate::stop::Flag;
+use crate::timeline::{self, End, Plan, Progress, Window};
+
+/// Runs one test that has begun and reports each way its bytes went: what it received,
+/// and, for senders that asked it to send (`-R`, `--bidir`), what it sent.
+pub(super) async fn test(
+    cfg: &Config,
+    (t0, negotiated, conns): Begun,
+    parts: &Serving<'_>,
+    interrupt: &Flag,
+    notes: Notes<'_>,
+) -> Vec<Report> {
+    let workers = parts.workers;
+    let mut mon = ReceiverMonitor::new(cfg, conns, workers, parts.ways, interrupt, t0.instant());
+    // The sender's proposal is its whole cycle: our cool-down must fit inside it.
+    let plan = Plan {
+        interval: cfg.show.interval,
+        ..Plan::within(cfg.timeline, negotiated, true)
+    };
+    let before = Connections::now(workers);
+    let progress = |p: Progress| {
+        if let Progress::Interval(iv) = &p
+            && !Used::now(parts).has(iv.direction)
+        {
+            return;
+        }
+        notes(Note::Progress(Side::Receiver, p));
+    };
+    let window = timeline::run(t0, plan, parts.ways, None, &mut mon, &progress).await;
+    mon.close(window.ended == End::Completed).await;
+    let peers: Vec<String> = workers
+        .iter()
+        .flat_map(|w| std::mem::take(&mut *w.peers.lock().unwrap_or_else(|p| p.into_inner())))
+        .map(|a| a.to_string())
+        .collect();
+    // UDP flows have no "open" state: every flow seen since the last report (the first
+    // datagrams may beat our start sample) belongs to this test.
+    let connections = match cfg.data.protocol {
+        Protocol::Udp => peers.len(),
+        Protocol::Tcp => before.of_this_test(workers),
+    };
+    let shared = Shared {
+        connections,
+        peers,
+        applied: applied(workers, cfg, notes),
+        negotiated: cfg.linux_sync().then_some(negotiated),
+        used: Used::take(parts),
+    };
+    let rr_size = echoed(workers);
+    window
+        .split()
+        .iter()
+        .filter(|w| shared.used.has(w.ways[0].direction))
+        .map(|w| {
+            let mut r = report(cfg, w, &shared);
+            if let Some(size) = rr_size {
+                r.params.workload = Workload::RequestResponse { size };
+                stats::rr::attach(&mut r, size, &[]);
+            }
+            warn_how_it_went(&r, notes);
+            r
+        })
+        .collect()
+}
+
+/// What every report of one test shares.
+struct Shared {
+    connections: usize,
+    peers: Vec<String>,
+    applied: Option<crate::data::Applied>,
+    negotiated: Option<u32>,
+    used: Used,
+}
+
+/// The report of one way of a test's window.
+fn report(cfg: &Config, w: &Window, shared: &Shared) -> Report {
+    let ports: Vec<u16> = (0..w.start.len()).map(|j| cfg.port(j)).collect();
+    let mut report = stats::from_window(
+        Side::Receiver,
+        cfg,
+        this_host(),
+        &ports,
+        shared.connections,
+        shared.negotiated,
+        w,
+    );
+    report.socket.applied = shared.applied;
+    report.peers = shared.peers.clone();
+    report.params.workload = shared.used.workload();
+    if report.end.kind == EndKind::Completed && report.connections == 0 {
+        // A whole test without a single data connection (or datagram) measured nothing.
+        report.fail("no data connection (or datagram) arrived during the test");
+    }
+    report
+}
+
+/// Which ways a test's senders used: connections that only send (`-R`), that carry
+/// both ways (`--bidir`); neither is a plain test, whose bytes only come in.
+#[derive(Debug, Clone, Copy)]
+struct Used {
+    sent: bool,
+    both: bool,
+}
+
+impl Used {
+    /// As the connections' headers have told so far.
+    fn now(parts: &Serving<'_>) -> Self {
+        Self {
+            sent: parts.outs.iter().any(|w| w.pours.load(Ordering::Acquire)),
+            both: parts
+                .workers
+                .iter()
+                .any(|w| w.bidir.load(Ordering::Acquire)),
+        }
+    }
+
+    /// The same at the end of a test; every worker forgets it for the next test.
+    fn take(parts: &Serving<'_>) -> Self {
+        let swap = |ws: &[Arc<WorkerState>],
+                    flag: fn(&WorkerState) -> &std::sync::atomic::AtomicBool| {
+            // Every worker forgets it: no short cut.
+            ws.iter()
+                .filter(|w| flag(w).swap(false, Ordering::AcqRel))
+                .count()
+                > 0
+        };
+        Self {
+            sent: swap(parts.outs, |w| &w.pours),
+            both: swap(parts.workers, |w| &w.bidir),
+        }
+    }
+
+    /// Whether this test's bytes went `d`.
+    fn has(self, d: Direction) -> bool {
+        match d {
+            Direction::Send => self.sent,
+            Direction::Receive => !self.sent || self.both,
+        }
+    }
+
+    /// The test's workload as far as these ways tell (request/response is told apart
+    /// by the size its headers gave).
+    fn workload(self) -> Workload {
+        match (self.sent, self.both) {
+            (true, true) => Workload::Bidir,
+            (true, false) => Workload::Reverse,
+            _ => Workload::Stream,
+        }
+    }
+}
+
+/// The request size of a test whose senders asked for request/response (as their
+/// headers gave it); the workers forget it for the next test.
+fn echoed(workers: &[Arc<WorkerState>]) -> Option<usize> {
+    let size = workers
+        .iter()
+        .map(|w| w.rr_size.swap(0, Ordering::Relaxed))
+        .max()
+        .unwrap_or(0) as usize;
+    (size > 0).then_some(size)
+}
+
+/// The workers' connection counts when a test starts.
+struct Connections {
+    /// Accepted since the workers started.
+    accepted: usize,
+    /// Open now: in sync mode the senders connected before 'R'.
+    open: usize,
+}
+
+impl Connections {
+    fn now(workers: &[Arc<WorkerState>]) -> Self {
+        Self {
+            accepted: workers
+                .iter()
+                .map(|w| w.connections.load(Ordering::Acquire))
+                .sum(),
+            open: workers.iter().map(|w| w.open.load(Ordering::Acquire)).sum(),
+        }
+    }
+
+    /// The test's connections: those open at its start and those accepted since.
+    fn of_this_test(&self, workers: &[Arc<WorkerState>]) -> usize {
+        Self::now(workers).accepted - self.accepted + self.open
+    }
+}

@@ -1,0 +1,356 @@
+//! Both-ways tests (`--bidir`) between two processes of the built binary, in one process
+//! (`--loopback`) and between two network namespaces: every connection carries data
+//! each way, each side reports each way on its own, and the two sides agree on both.
+
+use std::time::Duration;
+
+use crate::netns::TwoHosts;
+use crate::util::{
+    Ports, Scratch, assert_close, assert_valid, json, json_pair, multi_client, parse_tables,
+    ports_in, run, spawn, spawn_in, validator,
+};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// A side's report of the way `dir` ("send" or "receive").
+fn way<'a>(d: &'a serde_json::Value, dir: &str) -> &'a serde_json::Value {
+    d["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["direction"] == dir)
+        .unwrap_or_else(|| panic!("no {dir} report in {d}"))
+}
+
+fn bytes(r: &serde_json::Value) -> f64 {
+    r["totals"]["bytes"].as_u64().unwrap() as f64
+}
+
+fn gbit(r: &serde_json::Value) -> f64 {
+    r["totals"]["bits_per_second"].as_f64().unwrap() / 1e9
+}
+
+/// Each side has a report of each way, in order (its usual way first), that says it was
+/// a both-ways test; the sending ways count what was delivered, with what was written
+/// beside it, the receiving ways what was read.
+fn assert_both_ways(s: &serde_json::Value, r: &serde_json::Value) {
+    for (d, order) in [(s, ["send", "receive"]), (r, ["receive", "send"])] {
+        let ways: Vec<&serde_json::Value> = d["reports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| &r["direction"])
+            .collect();
+        assert_eq!(ways, order, "{d}");
+        for rep in d["reports"].as_array().unwrap() {
+            assert_eq!(rep["params"]["workload"]["kind"], "bidir", "{rep}");
+            assert_eq!(rep["end"]["kind"], "completed", "{rep}");
+        }
+        assert_valid(&validator(), d);
+        assert!(way(d, "send")["totals"]["bytes_written"].as_u64().is_some());
+        assert!(way(d, "receive")["totals"]["bytes_written"].is_null());
+    }
+}
+
+/// Both ways agree within `pct` between the two sides.
+fn assert_agree(s: &serde_json::Value, r: &serde_json::Value, pct: f64) {
+    let (out, back) = (way(s, "send"), way(s, "receive"));
+    assert_close(
+        bytes(out),
+        bytes(way(r, "receive")),
+        pct,
+        "sender to receiver",
+    );
+    assert_close(
+        bytes(way(r, "send")),
+        bytes(back),
+        pct,
+        "receiver to sender",
+    );
+}
+
+#[test]
+fn bidir_over_loopback_both_ways_agree() {
+    let _ports = Ports::take(1);
+    for (rx, tx) in [
+        ("-P 2 -t 2", "-P 2 -n 1 -t 2 --bidir"),
+        ("-P 1 -t 2", "-P 1 -n 2 -l 2 -t 2 --bidir"),
+    ] {
+        let (s, r) = json_pair(rx, tx);
+        assert_both_ways(&s, &r);
+        for d in [&s, &r] {
+            for dir in ["send", "receive"] {
+                assert!(bytes(way(d, dir)) > 1e8, "loopback moves far more: {d}");
+            }
+        }
+        assert_agree(&s, &r, 0.5);
+        let conns = way(&r, "receive")["connections"].as_u64().unwrap();
+        assert_eq!(way(&r, "send")["connections"], conns, "{r}");
+    }
+}
+
+#[test]
+fn bidir_without_sync_and_in_the_windows_dialect() {
+    let _ports = Ports::take(1);
+    let (s, r) = json_pair("-P 1 -t 2 -N", "-P 1 -n 1 -t 2 -N --bidir");
+    assert_both_ways(&s, &r);
+    // Without sync each side times itself from its own start: rates agree, not edges.
+    for (a, b) in [("send", "receive"), ("receive", "send")] {
+        assert_close(gbit(way(&s, a)), gbit(way(&r, b)), 10.0, a);
+    }
+    let r = spawn("receiver", &ports_in("-r -m 1,*,127.0.0.1 -p @11 -ns -t 1"));
+    let so = run(
+        &ports_in("-s -m 1,*,127.0.0.1 -p @11 -ns -t 1 --bidir"),
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    for o in [&so, &ro] {
+        let tables = parse_tables(&o.stdout);
+        assert_eq!(tables.len(), 2, "{}", o.stdout);
+        assert!(tables.iter().all(|t| t.meg > 10.0), "{}", o.stdout);
+        assert_eq!(o.stdout.matches("(both ways at once, --bidir").count(), 2);
+    }
+}
+
+#[test]
+fn loopback_bidir_prints_four_reports_in_every_layout() {
+    let line = "--loopback -P 1 -n 1 -p @1 -t 1 --bidir";
+    let _ports = Ports::take(1);
+    let o = run(&ports_in(&format!("{line} --format json")), LIMIT);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let d = json(&o);
+    let seen: Vec<(String, String)> = d["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["side"].to_string(), r["direction"].to_string()))
+        .collect();
+    let q = |a: &str, b: &str| (format!("\"{a}\""), format!("\"{b}\""));
+    assert_eq!(
+        seen,
+        [
+            q("sender", "send"),
+            q("sender", "receive"),
+            q("receiver", "receive"),
+            q("receiver", "send"),
+        ]
+    );
+    assert_valid(&validator(), &d);
+
+    let o = run(&ports_in(line), LIMIT);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert_eq!(parse_tables(&o.stdout).len(), 4, "{}", o.stdout);
+    for heading in [
+        "Direction: send (both ways at once, --bidir: this host sent to the receiver)",
+        "Direction: receive (both ways at once, --bidir: the receiver sent to this host)",
+        "Direction: receive (both ways at once, --bidir: the sender sent to this host)",
+        "Direction: send (both ways at once, --bidir: this host sent to the sender)",
+    ] {
+        assert_eq!(
+            o.stdout.matches(heading).count(),
+            1,
+            "{heading}\n{}",
+            o.stdout
+        );
+    }
+
+    let o = run(&ports_in(&format!("{line} --format linux")), LIMIT);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert_eq!(o.stdout.matches("#####  Totals:  #####").count(), 4);
+    assert_eq!(o.stdout.matches("INFO: Direction: ").count(), 4);
+}
+
+#[test]
+fn files_hold_the_usual_way_and_intervals_both() {
+    let _ports = Ports::take(1);
+    let d = Scratch::new("bidir");
+    let f = |n: &str| d.file(n).display().to_string();
+    let r = spawn("receiver", &ports_in("-r 127.0.0.1 -P 1 -p @1 -t 2"));
+    let so = run(
+        &ports_in(&format!(
+            "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --bidir --interval 1 --format jsonl -x {} -j {} \
+             --xml-windows {}",
+            f("s.xml"),
+            f("s.json"),
+            f("w.xml")
+        )),
+        LIMIT,
+    );
+    assert_eq!(r.wait(LIMIT).code(), Some(0));
+    assert_eq!(so.code(), Some(0), "{so:?}");
+    let lines: Vec<serde_json::Value> = so
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let of = |kind: &str, dir: &str| -> Vec<&serde_json::Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == kind)
+            .filter(|l| l["direction"] == dir || l["report"]["direction"] == dir)
+            .collect()
+    };
+    for dir in ["send", "receive"] {
+        let ivs = of("interval", dir);
+        assert!(ivs.len() >= 2, "{dir}: {}", so.stdout);
+        let summed: f64 = ivs
+            .iter()
+            .flat_map(|l| l["thread_bytes"].as_array().unwrap())
+            .map(|b| b.as_u64().unwrap() as f64)
+            .sum();
+        let summary = of("summary", dir);
+        assert_eq!(summary.len(), 1, "{dir}: {}", so.stdout);
+        // The intervals cover the window: their bytes are the report's.
+        assert_close(summed, bytes(&summary[0]["report"]), 1.0, dir);
+    }
+    // ntttcp-for-linux's files: one document each, of the sender's usual way, saying so.
+    let x = d.read("s.xml");
+    let doc = roxmltree::Document::parse(&x).expect("well-formed XML");
+    let el = |tag: &str| {
+        doc.root_element()
+            .children()
+            .find(|n| n.has_tag_name(tag))
+            .and_then(|n| n.text().map(str::to_string))
+    };
+    assert_eq!(el("direction").as_deref(), Some("send"), "{x}");
+    let j: serde_json::Value = serde_json::from_str(&d.read("s.json")).expect("valid JSON");
+    assert_eq!(j["ntttcps"]["direction"], "send", "{j}");
+    // NTttcp's XML is appended to: both ways, each document on its own.
+    let w = d.read("w.xml");
+    let docs: Vec<_> = w.split_inclusive("</ntttcps>\n").collect();
+    assert_eq!(docs.len(), 2, "{w}");
+    let dirs: Vec<String> = docs
+        .iter()
+        .map(|t| {
+            let doc = roxmltree::Document::parse(t).expect("well-formed XML");
+            let n = doc
+                .root_element()
+                .children()
+                .find(|n| n.has_tag_name("direction"));
+            n.and_then(|n| n.text()).unwrap_or_default().to_string()
+        })
+        .collect();
+    assert_eq!(dirs, ["send", "receive"]);
+}
+
+#[test]
+fn a_held_receiver_serves_both_ways_for_one_test_only() {
+    let _ports = Ports::take(1);
+    let h = spawn(
+        "held receiver",
+        &ports_in("-r 127.0.0.1 -P 1 -p @1 -t 1 -H --format jsonl"),
+    );
+    for extra in ["", "--bidir", ""] {
+        let o = run(
+            &ports_in(&format!("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 1 {extra}")),
+            LIMIT,
+        );
+        assert_eq!(o.code(), Some(0), "{extra}: {o:?}");
+    }
+    let reports = h.summaries(4, LIMIT);
+    let ways: Vec<String> = reports
+        .iter()
+        .map(|r| format!("{} {}", r["direction"], r["params"]["workload"]["kind"]))
+        .collect();
+    assert_eq!(
+        ways,
+        [
+            r#""receive" "stream""#,
+            r#""receive" "bidir""#,
+            r#""send" "bidir""#,
+            r#""receive" "stream""#
+        ],
+        "{reports:?}"
+    );
+}
+
+#[test]
+fn a_multi_client_receiver_exchanges_with_two_senders_at_once() {
+    let _ports = Ports::take(1);
+    let (ao, b, ro) = multi_client("--bidir");
+    let (ad, bd, rd) = (json(&ao), json(&b), json(&ro));
+    assert_both_ways(&ad, &rd);
+    assert_both_ways(&bd, &rd);
+    let both = |dir: &str| bytes(way(&ad, dir)) + bytes(way(&bd, dir));
+    assert_close(
+        both("send"),
+        bytes(way(&rd, "receive")),
+        1.0,
+        "into the receiver",
+    );
+    assert_close(
+        bytes(way(&rd, "send")),
+        both("receive"),
+        1.0,
+        "out of the receiver",
+    );
+    assert_eq!(way(&rd, "send")["connections"], 4, "{rd}");
+}
+
+#[test]
+fn bidir_is_a_sender_option_for_tcp() {
+    for (line, needle) in [
+        ("-r 127.0.0.1 --bidir", "--bidir applies to the sender"),
+        (
+            "-s 127.0.0.1 --bidir -u",
+            "--bidir cannot be combined with -u",
+        ),
+        (
+            "-s 127.0.0.1 --bidir -B 1G",
+            "--bidir cannot be combined with -B",
+        ),
+        ("-s 127.0.0.1 --bidir -R", "cannot be used with '-R'"),
+        ("-s 127.0.0.1 --bidir --rr", "'--rr"),
+        (
+            "-s -m 1,*,127.0.0.1 -to 2000 --bidir",
+            "--bidir needs ntttcp-for-linux's sync",
+        ),
+    ] {
+        let o = run(line, LIMIT);
+        assert_eq!(o.code(), Some(2), "{line}: {o:?}");
+        assert!(o.stderr.contains(needle), "{line}: {}", o.stderr);
+        assert_eq!(o.stderr.trim().lines().count(), 1, "{line}: {}", o.stderr);
+    }
+}
+
+#[test]
+fn bidir_between_namespaces_measures_each_way_ipv4_and_ipv6() {
+    let _ports = Ports::take(1);
+    let Some(h) = TwoHosts::new("bd", 13) else {
+        return;
+    };
+    h.add_ipv6("fd00:201:13");
+    // Each way shaped to its own rate: a report of one way that counted the other
+    // would be held to the wrong one.
+    for (ns, dev, rate) in [(&h.a, &h.dev_a, 200), (&h.b, &h.dev_b, 100)] {
+        h.exec(
+            ns,
+            &format!("tc qdisc add dev {dev} root tbf rate {rate}mbit burst 64kb latency 50ms"),
+        );
+    }
+    for (target, bind, six, k) in [
+        (h.ip_b.clone(), h.ip_b.clone(), "", 1),
+        (
+            "fd00:201:13::2".to_string(),
+            "[fd00:201:13::2]".to_string(),
+            "-6",
+            5,
+        ),
+    ] {
+        let m = ports_in(&format!("-P 1 -p @{k} -t 3 {six} --format json"));
+        let r = spawn_in(&h.b, "receiver", &format!("-r {bind} {m}"));
+        let so = spawn_in(&h.a, "sender", &format!("-s {target} -n 2 {m} --bidir")).wait(LIMIT);
+        let ro = r.wait(LIMIT);
+        assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+        let (s, r) = (json(&so), json(&ro));
+        assert_both_ways(&s, &r);
+        let (out, back) = (gbit(way(&s, "send")), gbit(way(&s, "receive")));
+        assert!(out > 0.12 && out <= 0.21, "{six} out at 200 Mbit/s: {out}");
+        assert!(
+            back > 0.06 && back <= 0.105,
+            "{six} back at 100 Mbit/s: {back}"
+        );
+        assert_agree(&s, &r, 1.0);
+    }
+}
