@@ -23,6 +23,9 @@ pub(crate) struct Admission {
     handshakes: AtomicUsize,
     /// A test is running: its connections are in, later ones are not.
     running: AtomicBool,
+    /// The running test is a connection-rate one: its connections are counted, then
+    /// closed.
+    churn: AtomicBool,
     /// Data connections open now, over every worker.
     open: AtomicUsize,
     /// The most data connections this receiver keeps (its descriptor budget).
@@ -41,6 +44,7 @@ impl Admission {
             gated,
             handshakes: AtomicUsize::new(0),
             running: AtomicBool::new(false),
+            churn: AtomicBool::new(false),
             open: AtomicUsize::new(0),
             budget,
             refused: AtomicU64::new(0),
@@ -48,18 +52,20 @@ impl Admission {
         }
     }
 
-    /// Whether a connection accepted now is kept; if so it counts as open until
-    /// `closed`, else as refused.
-    pub(crate) fn admit(&self) -> bool {
-        let wanted = !self.gated
-            || (!self.running.load(Ordering::Acquire)
-                && self.handshakes.load(Ordering::Acquire) > 0);
+    /// What to do with a connection accepted now: kept (it counts as open until
+    /// `closed`), counted and closed (a connection-rate test's), or refused.
+    pub(crate) fn admit(&self) -> Admit {
+        let running = self.running.load(Ordering::Acquire);
+        if running && self.churn.load(Ordering::Acquire) {
+            return Admit::Count;
+        }
+        let wanted = !self.gated || (!running && self.handshakes.load(Ordering::Acquire) > 0);
         if wanted && self.open.load(Ordering::Acquire) < self.budget {
             self.open.fetch_add(1, Ordering::AcqRel);
-            true
+            Admit::Keep
         } else {
             self.refused.fetch_add(1, Ordering::Relaxed);
-            false
+            Admit::Refuse
         }
     }
 
@@ -75,8 +81,10 @@ impl Admission {
         HandshakeGuard(self.clone())
     }
 
-    /// A test starts (`true`: no more connections) or has ended.
-    pub(crate) fn set_running(&self, running: bool) {
+    /// A test starts (`true`: no more connections; with `churn`, a connection-rate
+    /// test's are counted and closed) or has ended.
+    pub(crate) fn set_running(&self, running: bool, churn: bool) {
+        self.churn.store(running && churn, Ordering::Release);
         self.running.store(running, Ordering::Release);
     }
 
@@ -106,6 +114,17 @@ impl Admission {
     }
 }
 
+/// What becomes of a connection just accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Admit {
+    /// Kept for the test.
+    Keep,
+    /// A connection-rate test's: counted, then closed.
+    Count,
+    /// Closed at once.
+    Refuse,
+}
+
 /// One worker's end of the gate: the gate and its settle requests.
 #[derive(Debug)]
 pub(crate) struct WorkerGate {
@@ -132,25 +151,39 @@ mod tests {
     #[test]
     fn sync_mode_takes_connections_only_while_a_sender_asks_for_them() {
         let a = Arc::new(Admission::new(true, 10));
-        assert!(!a.admit(), "nobody asked");
+        let kept = |a: &Admission| a.admit() == Admit::Keep;
+        assert!(!kept(&a), "nobody asked");
         let g = a.handshake();
-        assert!(a.admit() && a.admit());
-        a.set_running(true);
-        assert!(!a.admit(), "beyond the test's connections");
+        assert!(kept(&a) && kept(&a));
+        a.set_running(true, false);
+        assert!(!kept(&a), "beyond the test's connections");
         drop(g);
-        a.set_running(false);
-        assert!(!a.admit(), "between tests");
+        a.set_running(false, false);
+        assert!(!kept(&a), "between tests");
         assert_eq!(a.take_refused(), 3);
         assert_eq!(a.take_refused(), 0);
     }
 
     #[test]
+    fn a_connection_rate_test_counts_its_connections_and_only_while_it_runs() {
+        let a = Admission::new(true, 1);
+        a.set_running(true, true);
+        assert_eq!((a.admit(), a.admit()), (Admit::Count, Admit::Count));
+        assert_eq!(a.take_refused(), 0, "counted, not refused");
+        a.set_running(false, true);
+        assert_eq!(a.admit(), Admit::Refuse, "the test is over");
+        a.set_running(true, false);
+        assert_eq!(a.admit(), Admit::Refuse, "the next test is a plain one");
+    }
+
+    #[test]
     fn the_budget_holds_in_every_mode() {
         let a = Admission::new(false, 2);
-        assert!(a.admit() && a.admit());
-        assert!(!a.admit(), "budget spent");
+        let kept = |a: &Admission| a.admit() == Admit::Keep;
+        assert!(kept(&a) && kept(&a));
+        assert!(!kept(&a), "budget spent");
         a.closed();
-        assert!(a.admit(), "room again");
+        assert!(kept(&a), "room again");
     }
 
     #[test]

@@ -628,6 +628,52 @@ fn bidir_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_serving
     extension_against_a_stock_receiver("--bidir", "--bidir");
 }
 
+#[test]
+fn connect_rate_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_serving() {
+    let _ports = Ports::take(1);
+    extension_against_a_stock_receiver("--connect-rate", "--connect-rate");
+}
+
+#[test]
+fn connect_rate_announces_itself_after_the_probe_and_an_earlier_build_is_told_to_upgrade() {
+    let _ports = Ports::take(1);
+    let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
+    // An extended receiver of an earlier build: request/response, reverse, both ways.
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --connect-rate --timeout 5",
+    );
+    let mut sync = accept(&sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&NOT_STARTED).unwrap();
+    assert_eq!(read4(&mut sync), PROBE);
+    sync.write_all(&[0xA8, b'N', b'T', 0x07]).unwrap();
+    let o = s.wait(IO);
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(
+        o.stderr.contains("does not support --connect-rate")
+            && o.stderr.contains("features 0x07")
+            && o.stderr.contains("upgrade"),
+        "{}",
+        o.stderr
+    );
+    // One that serves it is told the test's kind, answers in kind, then the proposal.
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --connect-rate --timeout 5",
+    );
+    let mut sync = accept(&sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&NOT_STARTED).unwrap();
+    assert_eq!(read4(&mut sync), PROBE);
+    sync.write_all(&[0xA8, b'N', b'T', 0x0f]).unwrap();
+    assert_eq!(read4(&mut sync), [0xA9, b'N', b'T', 1]);
+    sync.write_all(&[0xA9, b'N', b'T', 1]).unwrap();
+    assert_eq!(read4(&mut sync), int(2), "then the plain proposal");
+    drop(sync);
+    assert_eq!(s.wait(IO).code(), Some(1), "the receiver went away");
+}
+
 /// A sender without sync asking for `extra` against a stock receiver without sync, which
 /// reads what comes and never answers or sends: exit 1 within --timeout + 1.5 s (the
 /// product's promise for a silent peer), saying `why`, after a count of bytes in `sent`.

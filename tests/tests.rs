@@ -7,6 +7,7 @@ mod util;
 mod bidir;
 mod cli;
 mod conformance;
+mod connect_rate;
 mod control;
 mod faults;
 mod install;

@@ -142,6 +142,16 @@ pub(crate) struct Cli {
     )]
     pub bidir: bool,
 
+    /// Sender: connection rate: each connection slot of a thread (-l) opens a connection
+    /// and closes it again at once, as fast as it goes; reports connections/s and the
+    /// connect times' percentiles. Needs this ntttcp as the receiver, with sync.
+    #[arg(
+        long = "connect-rate",
+        conflicts_with_all = ["rr", "reverse", "bidir"],
+        help_heading = "Beyond NTTTCP"
+    )]
+    pub connect_rate: bool,
+
     /// UDP: one datagram per system call, without the kernel's segmentation offload (GSO)
     /// on the sender and coalescing (GRO) on the receiver.
     #[arg(long = "no-udp-offload", help_heading = "UDP", hide_short_help = true)]

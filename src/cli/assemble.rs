@@ -62,6 +62,7 @@ pub(super) fn data_opts(
             (Some(b), ..) => config::Workload::RequestResponse { size: b.0 as usize },
             (None, true, _) => config::Workload::Reverse,
             (None, false, true) => config::Workload::Bidir,
+            _ if cli.connect_rate => config::Workload::ConnectRate,
             (None, false, false) => config::Workload::Stream,
         },
         io_mode: cli.io.unwrap_or(IoMode::Auto),

@@ -309,6 +309,47 @@ fn check_reverse(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageE
     }
 }
 
+/// Rules of `--connect-rate`: a sender's choice over TCP with ntttcp-for-linux's sync
+/// (the receiver must know before the test that its connections will not stay), a fresh
+/// source port per connection, and no data options.
+fn check_connect_rate(
+    cli: &Cli,
+    role: Role,
+    protocol: Protocol,
+    sync: SyncMode,
+) -> Result<(), UsageError> {
+    if !cli.connect_rate {
+        return Ok(());
+    }
+    let err = |m: String| Err(UsageError(m));
+    if role == Role::Receiver {
+        return err(
+            "--connect-rate applies to the sender: the receiver counts what its senders open"
+                .into(),
+        );
+    }
+    if sync != SyncMode::Linux {
+        return err(
+            "--connect-rate needs ntttcp-for-linux's sync (a Linux-dialect line without -N): \
+             the receiver must be told before the test that its connections close at once"
+                .into(),
+        );
+    }
+    if cli.source_port.is_some() {
+        return err(
+            "--connect-rate cannot be combined with -f: each connection needs a \
+                    fresh source port"
+                .into(),
+        );
+    }
+    match bulk_sender_flag(cli, protocol) {
+        Some(flag) => err(format!(
+            "--connect-rate cannot be combined with {flag}: no data moves"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Rules of `--rr`: a sender's choice over TCP, with bulk-only options refused; and of
 /// both: Windows NTttcp's sync has no way to ask the receiver for them.
 fn check_workload(
@@ -318,6 +359,7 @@ fn check_workload(
     sync: SyncMode,
 ) -> Result<(), UsageError> {
     check_reverse(cli, role, protocol)?;
+    check_connect_rate(cli, role, protocol, sync)?;
     if matches!(sync, SyncMode::Windows { .. }) && (cli.rr.is_some() || cli.reverse || cli.bidir) {
         let flag = match (cli.reverse, cli.bidir) {
             (true, _) => "--reverse",

@@ -19,6 +19,9 @@ pub(crate) enum Workload {
     /// `--bidir`: bulk data both ways at once on every connection, each way measured
     /// and reported on its own.
     Bidir,
+    /// `--connect-rate`: each connection of a thread is opened and closed again at
+    /// once, as fast as it goes; no data moves.
+    ConnectRate,
 }
 
 impl Workload {
@@ -29,6 +32,7 @@ impl Workload {
             Self::RequestResponse { .. } => Some("--rr"),
             Self::Reverse => Some("-R/--reverse"),
             Self::Bidir => Some("--bidir"),
+            Self::ConnectRate => Some("--connect-rate"),
         }
     }
 }

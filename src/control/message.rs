@@ -28,6 +28,10 @@ pub(crate) const PROBE: i32 = i32::from_be_bytes([0xA7, b'N', b'T', 1]);
 /// `Features` it serves.
 const FEATURES_TAG: [u8; 3] = [0xA8, b'N', b'T'];
 
+/// After a probe answered with `Features::CONNECT_RATE`: this sender's test opens and
+/// closes connections (`--connect-rate`); the receiver answers the same value.
+pub(crate) const CONNECT_RATE: i32 = i32::from_be_bytes([0xA9, b'N', b'T', 1]);
+
 /// What an extended receiver serves, one bit each (the answer's low byte).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Features(pub u8);
@@ -39,8 +43,12 @@ impl Features {
     pub(crate) const REVERSE: Self = Self(2);
     /// `--bidir`: it sends on connections its senders opened while it reads them.
     pub(crate) const BIDIR: Self = Self(4);
+    /// `--connect-rate`: it counts and closes the connections of a test it was told is
+    /// one (`CONNECT_RATE`).
+    pub(crate) const CONNECT_RATE: Self = Self(8);
     /// Everything this build serves.
-    pub(crate) const ALL: Self = Self(Self::REQUEST_RESPONSE.0 | Self::REVERSE.0 | Self::BIDIR.0);
+    pub(crate) const ALL: Self =
+        Self(Self::REQUEST_RESPONSE.0 | Self::REVERSE.0 | Self::BIDIR.0 | Self::CONNECT_RATE.0);
 
     /// Whether every bit of `other` is served.
     pub(crate) fn has(self, other: Self) -> bool {
@@ -88,6 +96,8 @@ pub(crate) enum Request {
     End,
     /// Our extension's probe (`PROBE`).
     Probe,
+    /// Our extension: the test is a connection-rate one (`CONNECT_RATE`, after a probe).
+    ConnectRate,
 }
 
 /// What the sender is waiting for.
@@ -101,6 +111,8 @@ pub(crate) enum ReplyPhase {
     Start,
     /// The answer to our extension's probe.
     Probe,
+    /// The answer to a connection-rate test's announcement.
+    ConnectRate,
 }
 
 /// A message from receiver to sender.
@@ -120,6 +132,8 @@ pub(crate) enum Reply {
     Features(Features),
     /// Any other answer to the probe (0 or more: a stock receiver's own `-t`).
     NotExtended(i32),
+    /// The receiver will count and close this test's connections (`CONNECT_RATE`).
+    ConnectRateTaken,
 }
 
 /// An integer that makes no sense in the phase it arrived in.
@@ -163,6 +177,7 @@ impl Request {
             Self::StartLast => START_LAST,
             Self::End => END,
             Self::Probe => PROBE,
+            Self::ConnectRate => CONNECT_RATE,
         }
     }
 
@@ -174,6 +189,7 @@ impl Request {
             (RequestPhase::Query, _) => Err(unexpected("a state query ('X')")),
             (RequestPhase::Proposal, v) if v >= 0 => Ok(Self::Propose(v as u32)),
             (RequestPhase::Proposal, PROBE) => Ok(Self::Probe),
+            (RequestPhase::Proposal, CONNECT_RATE) => Ok(Self::ConnectRate),
             (RequestPhase::Proposal, _) => Err(unexpected("a cycle time in seconds")),
             (RequestPhase::Start, START) => Ok(Self::Start),
             (RequestPhase::Start, START_LAST) => Ok(Self::StartLast),
@@ -199,6 +215,7 @@ impl Reply {
                 i32::from_be_bytes([a, b, c, f.0])
             }
             Self::NotExtended(v) => v,
+            Self::ConnectRateTaken => CONNECT_RATE,
         }
     }
 
@@ -216,6 +233,8 @@ impl Reply {
             (ReplyPhase::Start, WAIT) => Ok(Self::Wait),
             (ReplyPhase::Start, END) => Ok(Self::Reject),
             (ReplyPhase::Start, _) => Err(unexpected("'R', 'W' or 'E'")),
+            (ReplyPhase::ConnectRate, CONNECT_RATE) => Ok(Self::ConnectRateTaken),
+            (ReplyPhase::ConnectRate, _) => Err(unexpected("the connection-rate answer")),
             (ReplyPhase::Probe, v) => {
                 let [a, b, c, bits] = v.to_be_bytes();
                 Ok(if [a, b, c] == FEATURES_TAG {
@@ -358,7 +377,21 @@ mod tests {
         assert!(Request::decode(RequestPhase::Start, PROBE).is_err());
         let ours = Reply::Features(Features::ALL);
         assert_eq!(Reply::decode(ReplyPhase::Probe, ours.value()), Ok(ours));
-        assert_eq!(ours.value().to_be_bytes(), [0xA8, b'N', b'T', 1 | 2 | 4]);
+        assert_eq!(
+            ours.value().to_be_bytes(),
+            [0xA8, b'N', b'T', 1 | 2 | 4 | 8]
+        );
+        assert_eq!(encode(Request::ConnectRate.value()), [0xA9, b'N', b'T', 1]);
+        assert_eq!(
+            Request::decode(RequestPhase::Proposal, CONNECT_RATE),
+            Ok(Request::ConnectRate)
+        );
+        assert_eq!(
+            Reply::decode(ReplyPhase::ConnectRate, Reply::ConnectRateTaken.value()),
+            Ok(Reply::ConnectRateTaken)
+        );
+        // A stock or earlier receiver never gets here; anything else is an error.
+        assert!(Reply::decode(ReplyPhase::ConnectRate, 3).is_err());
         // A stock receiver answers the probe with its own -t, 0 or more.
         for stock in [0, 3, 60, 82, i32::MAX] {
             assert_eq!(

@@ -8,6 +8,7 @@
 //! thread and sampled by the control plane at the edges of the measurement window.
 
 mod bidir;
+mod connect;
 mod header;
 mod plan;
 mod reverse;
@@ -21,6 +22,7 @@ pub(crate) mod udp_accounting;
 mod worker;
 
 pub(crate) use bidir::bidir_worker;
+pub(crate) use connect::connect_worker;
 pub(crate) use plan::{Flows, Payload, RecvPlan, SendPlan};
 pub(crate) use reverse::reverse_worker;
 pub(crate) use rr::rr_worker;

@@ -160,4 +160,6 @@ pub(crate) struct RecvPlan {
     pub no_delay: bool,
     /// `--skip-rx-copy`: discard with MSG_TRUNC instead of copying.
     pub skip_copy: bool,
+    /// How long a connection-rate test's connection is held for its sender to close it.
+    pub timeout: std::time::Duration,
 }

@@ -54,7 +54,7 @@ where
 }
 
 /// Polls every loop until one fails (its error) or all have ended.
-async fn first_error<F>(loops: Vec<Pin<Box<F>>>) -> io::Result<()>
+pub(super) async fn first_error<F>(loops: Vec<Pin<Box<F>>>) -> io::Result<()>
 where
     F: Future<Output = io::Result<()>>,
 {

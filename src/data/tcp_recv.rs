@@ -13,7 +13,7 @@ use std::time::Duration;
 use socket2::SockRef;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 
-use crate::admission::{Admission, WorkerGate};
+use crate::admission::{Admission, Admit, WorkerGate};
 use crate::stop::Flag;
 use crate::sys::affinity;
 
@@ -81,6 +81,35 @@ pub(crate) fn recv_worker(
     // Dropping the runtime cancels the drain tasks and closes their sockets.
 }
 
+/// Closes an accepted connection with a reset rather than a FIN: nothing lingers in
+/// TIME_WAIT on our side.
+fn reset(s: &tokio::net::TcpStream) {
+    let _ = SockRef::from(s).set_linger(Some(Duration::ZERO));
+}
+
+/// Holds a connection-rate test's connection until its sender closes it (a reset or
+/// a FIN; bytes would be a stranger's, read and ignored), or for `at_most`.
+async fn hold(s: tokio::net::TcpStream, at_most: Duration) {
+    let closed = async {
+        let mut scrap = [0u8; 64];
+        loop {
+            // Readiness alone can be stale: only a read that says so is an end.
+            if s.readable().await.is_err() {
+                return;
+            }
+            match s.try_read(&mut scrap) {
+                // A FIN, or the reset our senders close with.
+                Ok(0) => return,
+                Err(e) if e.kind() != io::ErrorKind::WouldBlock => return,
+                // Stray bytes, or readiness that was stale.
+                Ok(_) | Err(_) => {}
+            }
+        }
+    };
+    let _ = tokio::time::timeout(at_most, closed).await;
+    reset(&s);
+}
+
 /// What a receiver worker hears from its controller and tells it.
 #[derive(Debug)]
 pub(crate) struct PortControl {
@@ -105,10 +134,18 @@ struct Port {
 impl Port {
     /// Keeps and drains a new connection if the gate admits it, else resets it.
     fn take(&self, s: tokio::net::TcpStream, peer: SocketAddr) {
-        if !self.gate.admit() {
-            // RST rather than FIN: nothing lingers in TIME_WAIT on our side.
-            let _ = SockRef::from(&s).set_linger(Some(Duration::ZERO));
-            return;
+        match self.gate.admit() {
+            Admit::Keep => {}
+            Admit::Count => {
+                // One call of no bytes: the connections a connection-rate test counts.
+                // Held until its sender closes it (with a reset: no TIME_WAIT either
+                // side), so the sender never sees its connect undone by us.
+                self.me.connect_rate.store(true, Ordering::Relaxed);
+                self.me.counters.add_many(0, 1);
+                tokio::spawn(hold(s, self.plan.timeout));
+                return;
+            }
+            Admit::Refuse => return reset(&s),
         }
         if self.plan.no_delay {
             let _ = s.set_nodelay(true);

@@ -80,6 +80,9 @@ pub(crate) struct WorkerState {
     pub retired: AtomicU64,
     /// Receiver: connections of this test carry data both ways (`--bidir`).
     pub bidir: AtomicBool,
+    /// The worker's calls are connections opened (sender) or accepted (receiver) by a
+    /// connection-rate test (`--connect-rate`), each one call of no bytes.
+    pub connect_rate: AtomicBool,
     /// Request/response: the request size its connections use (a receiver learns it
     /// from their headers); 0 in a stream test.
     pub rr_size: AtomicU64,

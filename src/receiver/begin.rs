@@ -20,8 +20,29 @@ use crate::stop::Flag;
 use crate::sys::affinity;
 use crate::timeline;
 
-/// A test that has begun: when, the negotiated cycle, the senders' sync connections.
-pub(crate) type Begun = (timeline::Start, u32, Vec<Connection>);
+/// A test that has begun.
+pub(crate) struct Begun {
+    /// Where its clock starts.
+    pub clock: timeline::Start,
+    /// The negotiated cycle.
+    pub negotiated: u32,
+    /// The senders' sync connections (none without Linux sync).
+    pub conns: Vec<Connection>,
+    /// Its senders announced a connection-rate test.
+    pub connect_rate: bool,
+}
+
+impl Begun {
+    /// A test that began at `at` without a handshake.
+    fn unsynced(cfg: &Config, at: Instant) -> Self {
+        Self {
+            clock: timeline::Start::At(at),
+            negotiated: cfg.timeline.cycle(),
+            conns: Vec::new(),
+            connect_rate: false,
+        }
+    }
+}
 
 /// Sync mode: waits for a sender's start request (in `-M` mode, for the last client),
 /// starts the clock and tells the senders to go.
@@ -34,6 +55,8 @@ pub(crate) async fn wait_for_senders(
 ) -> Option<Begun> {
     let state = sync.state;
     let mut waiting: Vec<Connection> = Vec::new();
+    // A multi-client test is a connection-rate one if any of its senders said so.
+    let mut connect_rate = false;
     loop {
         let req = tokio::select! {
             Some(r) = start_rx.recv() => r,
@@ -46,6 +69,7 @@ pub(crate) async fn wait_for_senders(
             settle(sync.gate, sync.workers, &ports, cfg.timeout).await;
         }
         let peer = req.conn.peer().to_string();
+        connect_rate |= req.connect_rate;
         if cfg.roles.multi_client && !req.last {
             let mut conn = req.conn;
             waiting.retain_mut(|c| !c.peer_closed());
@@ -63,7 +87,7 @@ pub(crate) async fn wait_for_senders(
         waiting.retain_mut(|c| !c.peer_closed());
         waiting.push(req.conn);
         sessions::set(state, State::Running);
-        sync.gate.set_running(true);
+        sync.gate.set_running(true, connect_rate);
         // As upstream, the clock starts before the 'R' replies go out; each sender gets
         // exactly one (ntttcp-for-linux sends the last client two). The window's first
         // edge is sampled now too, before any sender can send a byte. From here to the
@@ -81,16 +105,17 @@ pub(crate) async fn wait_for_senders(
         }
         if started.is_empty() {
             affinity::prompt_wakeups(false);
-            sync.gate.set_running(false);
+            sync.gate.set_running(false, false);
             sessions::set(state, req.previous);
             continue; // the sender vanished between asking and our answer
         }
         warn_negotiated(req.negotiated, cfg.timeline.duration, notes);
-        return Some((
-            timeline::Start::Sampled(Box::new(t0)),
-            req.negotiated,
-            started,
-        ));
+        return Some(Begun {
+            clock: timeline::Start::Sampled(Box::new(t0)),
+            negotiated: req.negotiated,
+            conns: started,
+            connect_rate,
+        });
     }
 }
 
@@ -146,11 +171,7 @@ pub(crate) async fn wait_for_tokens(
         _ = all => {}
         _ = interrupt.wait() => return None,
     }
-    Some((
-        timeline::Start::At(Instant::now()),
-        cfg.timeline.cycle(),
-        Vec::new(),
-    ))
+    Some(Begun::unsynced(cfg, Instant::now()))
 }
 
 /// No-sync mode: waits until a new data connection starts to carry bytes.
@@ -166,9 +187,5 @@ pub(crate) async fn wait_for_flow(
         r = rx.wait_for(|n| *n > before) => { r.ok()?; }
         _ = interrupt.wait() => return None,
     }
-    Some((
-        timeline::Start::At(Instant::now()),
-        cfg.timeline.cycle(),
-        Vec::new(),
-    ))
+    Some(Begun::unsynced(cfg, Instant::now()))
 }

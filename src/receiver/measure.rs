@@ -20,13 +20,20 @@ use crate::timeline::{self, End, Plan, Progress, Window};
 /// and, for senders that asked it to send (`-R`, `--bidir`), what it sent.
 pub(super) async fn test(
     cfg: &Config,
-    (t0, negotiated, conns): Begun,
+    begun: Begun,
     parts: &Serving<'_>,
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Vec<Report> {
+    let Begun {
+        clock: t0,
+        negotiated,
+        conns,
+        connect_rate,
+    } = begun;
     let workers = parts.workers;
     let mut mon = ReceiverMonitor::new(cfg, conns, workers, parts.ways, interrupt, t0.instant());
+    mon.connect_rate = connect_rate;
     // The sender's proposal is its whole cycle: our cool-down must fit inside it.
     let plan = Plan {
         interval: cfg.show.interval,
@@ -62,12 +69,15 @@ pub(super) async fn test(
         used: Used::take(parts),
     };
     let rr_size = echoed(workers);
+    for w in workers {
+        w.connect_rate.store(false, Ordering::Relaxed);
+    }
     window
         .split()
         .iter()
         .filter(|w| shared.used.has(w.ways[0].direction))
         .map(|w| {
-            let mut r = report(cfg, w, &shared);
+            let mut r = report(cfg, w, &shared, connect_rate);
             if let Some(size) = rr_size {
                 r.params.workload = Workload::RequestResponse { size };
                 stats::rr::attach(&mut r, size, &[]);
@@ -87,8 +97,9 @@ struct Shared {
     used: Used,
 }
 
-/// The report of one way of a test's window.
-fn report(cfg: &Config, w: &Window, shared: &Shared) -> Report {
+/// The report of one way of a test's window (`connect_rate`: whose connections were
+/// counted and closed, one call each).
+fn report(cfg: &Config, w: &Window, shared: &Shared, connect_rate: bool) -> Report {
     let ports: Vec<u16> = (0..w.start.len()).map(|j| cfg.port(j)).collect();
     let mut report = stats::from_window(
         Side::Receiver,
@@ -102,6 +113,11 @@ fn report(cfg: &Config, w: &Window, shared: &Shared) -> Report {
     report.socket.applied = shared.applied;
     report.peers = shared.peers.clone();
     report.params.workload = shared.used.workload();
+    if connect_rate {
+        report.params.workload = Workload::ConnectRate;
+        stats::rr::attach_connect(&mut report, &[]);
+        report.connections = report.connect.map_or(0, |c| c.connections as usize);
+    }
     if report.end.kind == EndKind::Completed && report.connections == 0 {
         // A whole test without a single data connection (or datagram) measured nothing.
         report.fail("no data connection (or datagram) arrived during the test");

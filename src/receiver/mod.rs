@@ -231,6 +231,7 @@ fn launch(
             cpu,
             no_delay: cfg.data.sockopts.no_delay,
             skip_copy: cfg.data.zero_copy.skip_rx_copy,
+            timeout: cfg.timeout,
         };
         let applied = (j == 0).then(|| {
             let sock = match &l {
@@ -296,7 +297,7 @@ async fn serve_tests(
             notes(Note::Started);
         }
         let reports = measure::test(cfg, begun, parts, interrupt, notes).await;
-        parts.gate.set_running(false);
+        parts.gate.set_running(false, false);
         sessions::set(parts.state, State::Finished);
         let refused = parts.gate.take_refused();
         if refused > 0 {

@@ -36,6 +36,8 @@ pub(crate) struct ReceiverMonitor<'a> {
     sync: bool,
     /// UDP data: no connection ever closes, so only the sync channel tells the end.
     udp: bool,
+    /// A connection-rate test: no connection stays open, and none need to.
+    pub(crate) connect_rate: bool,
 }
 
 impl<'a> ReceiverMonitor<'a> {
@@ -70,6 +72,7 @@ impl<'a> ReceiverMonitor<'a> {
             deadline: cfg.timeout,
             sync: cfg.linux_sync(),
             udp: cfg.data.protocol == Protocol::Udp,
+            connect_rate: false,
         }
     }
 
@@ -155,7 +158,11 @@ impl Monitor for ReceiverMonitor<'_> {
                     }
                     // A sender that started a test without opening a data connection (a
                     // hostile or broken peer) must not hold the receiver for its cycle.
-                    if !self.udp && !self.seen_open && self.started.elapsed() >= self.deadline {
+                    if !self.udp
+                        && !self.connect_rate
+                        && !self.seen_open
+                        && self.started.elapsed() >= self.deadline
+                    {
                         return Event::Fault(format!(
                             "no data connection within {:.1} s of the start",
                             self.deadline.as_secs_f64()

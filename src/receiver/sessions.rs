@@ -33,6 +33,8 @@ pub(crate) struct StartRequest {
     pub last: bool,
     /// The cycle time it was told.
     pub negotiated: u32,
+    /// It announced a connection-rate test: its connections are counted and closed.
+    pub connect_rate: bool,
     /// The receiver's state before this request (restored if the start falls through).
     pub previous: State,
     /// Keeps data connections welcome until the controller has handled this request
@@ -159,17 +161,21 @@ fn evict(slots: &mut Vec<Slot>) {
     }
 }
 
-/// The sender's proposal; a sender that needs our extension sends its probe first,
-/// and is told what this receiver serves.
-async fn proposal(conn: &mut Connection) -> Result<u32> {
-    let mut probed = false;
+/// The sender's proposal, and whether it announced a connection-rate test; a sender
+/// that needs our extension sends its probe first, and is told what this receiver serves.
+async fn proposal(conn: &mut Connection) -> Result<(u32, bool)> {
+    let (mut probed, mut connect_rate) = (false, false);
     loop {
         match Request::decode(RequestPhase::Proposal, conn.recv().await?)? {
-            Request::Propose(p) => return Ok(p),
+            Request::Propose(p) => return Ok((p, connect_rate)),
             Request::Probe if !probed => {
                 probed = true;
                 conn.send(Reply::Features(message::Features::ALL).value())
                     .await?;
+            }
+            Request::ConnectRate if probed && !connect_rate => {
+                connect_rate = true;
+                conn.send(Reply::ConnectRateTaken.value()).await?;
             }
             other => bail!("unexpected {other:?} while waiting for a proposal"),
         }
@@ -188,7 +194,7 @@ async fn session(
     Request::decode(RequestPhase::Query, conn.recv().await?)?;
     conn.send(Reply::State(current(&state)).value()).await?;
     progress.now();
-    let p = proposal(&mut conn).await?;
+    let (p, connect_rate) = proposal(&mut conn).await?;
     // Multi-client: every sender runs the receiver's own duration (ntttcp-for-linux).
     let n = if policy.multi_client {
         policy.duration
@@ -212,7 +218,7 @@ async fn session(
             }
             Request::Start => false,
             Request::StartLast => true,
-            Request::End | Request::Propose(_) | Request::Probe => {
+            Request::End | Request::Propose(_) | Request::Probe | Request::ConnectRate => {
                 return conn.send(Reply::State(current(&state)).value()).await;
             }
         };
@@ -234,6 +240,7 @@ async fn session(
             conn,
             last,
             negotiated: n,
+            connect_rate,
             previous,
             _admitting: admitting,
         };

@@ -209,6 +209,7 @@ mod tests {
             planned_s: Some(4.0),
             udp_loss: None,
             rr: None,
+            connect: None,
         }
     }
 

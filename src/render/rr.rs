@@ -1,12 +1,67 @@
-//! A request/response test's figures (`--rr`), which neither NTTTCP has: a table after
-//! the Windows layout's Totals, and lines in the Linux layout's Totals block.
+//! A request/response test's figures (`--rr`) and a connection-rate test's
+//! (`--connect-rate`), which neither NTTTCP has: a table after the Windows layout's
+//! Totals, and lines in the Linux layout's Totals block.
 
 use std::fmt::Write;
 
-use crate::report::{Latency, Report, RrResult};
+use crate::report::{ConnectResult, Latency, Report, RrResult};
 
-/// The table: a row per thread (unless `hide_per_thread`) and the total.
+/// The percentile columns of a row: p50, p90, p99, p99.9 and max, or n/a.
+fn latency_cells(l: Option<Latency>) -> String {
+    l.map_or_else(
+        || {
+            format!(
+                "{:>8} {:>8} {:>8} {:>9} {:>9}",
+                "n/a", "n/a", "n/a", "n/a", "n/a"
+            )
+        },
+        |l| {
+            format!(
+                "{:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>9.1}",
+                l.p50, l.p90, l.p99, l.p999, l.max
+            )
+        },
+    )
+}
+
+/// The table of whichever latency-minded test `r` is, if any.
 pub(crate) fn table(r: &Report, hide_per_thread: bool) -> Option<String> {
+    rr_table(r, hide_per_thread).or_else(|| connect_table(r, hide_per_thread))
+}
+
+/// A connection-rate test's table: a row per thread (unless `hide_per_thread`) and the
+/// total.
+fn connect_table(r: &Report, hide_per_thread: bool) -> Option<String> {
+    let total = r.connect?;
+    let mut o = String::from(
+        "\n\nThread  Connections      Conn/s  p50(us)  p90(us)  p99(us) p99.9(us)   Max(us)\n",
+    );
+    o.push_str("====== ============ =========== ======== ======== ======== ========= =========\n");
+    let row = |o: &mut String, name: &str, x: &ConnectResult| {
+        let l = latency_cells(x.latency_us);
+        let _ = writeln!(
+            o,
+            "{name:>6} {:>12} {:>11.1} {l}",
+            x.connections, x.connections_per_second
+        );
+    };
+    if !hide_per_thread {
+        for t in &r.threads {
+            if let Some(x) = &t.connect {
+                row(&mut o, &t.index.to_string(), x);
+            }
+        }
+    }
+    row(&mut o, "Total", &total);
+    if total.latency_us.is_none() {
+        o.push_str("connect times are taken by the sender: see its report\n");
+    }
+    Some(o)
+}
+
+/// A request/response test's table: a row per thread (unless `hide_per_thread`) and
+/// the total.
+fn rr_table(r: &Report, hide_per_thread: bool) -> Option<String> {
     let total = r.rr?;
     let mut o = String::from(
         "\n\nThread  Size(B) Transactions   Trans/s  p50(us)  p90(us)  p99(us) p99.9(us)   Max(us)\n",
@@ -15,20 +70,7 @@ pub(crate) fn table(r: &Report, hide_per_thread: bool) -> Option<String> {
         "====== ======== ============ ========= ======== ======== ======== ========= =========\n",
     );
     let row = |o: &mut String, name: &str, x: &RrResult| {
-        let l = x.latency_us.map_or_else(
-            || {
-                format!(
-                    "{:>8} {:>8} {:>8} {:>9} {:>9}",
-                    "n/a", "n/a", "n/a", "n/a", "n/a"
-                )
-            },
-            |l| {
-                format!(
-                    "{:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>9.1}",
-                    l.p50, l.p90, l.p99, l.p999, l.max
-                )
-            },
-        );
+        let l = latency_cells(x.latency_us);
         let _ = writeln!(
             o,
             "{name:>6} {:>8} {:>12} {:>9.1} {l}",
@@ -49,9 +91,44 @@ pub(crate) fn table(r: &Report, hide_per_thread: bool) -> Option<String> {
     Some(o)
 }
 
-/// The Linux layout's lines: transactions, their rate and the latency percentiles, per
-/// thread first with `verbose` when there are several.
+/// The Linux layout's lines of whichever latency-minded test `r` is (none otherwise).
 pub(crate) fn lines(r: &Report, verbose: bool) -> Vec<String> {
+    let mut o = rr_lines(r, verbose);
+    o.extend(connect_lines(r, verbose));
+    o
+}
+
+/// A connection-rate test's lines: connections, their rate and the connect times'
+/// percentiles, per thread first with `verbose` when there are several.
+fn connect_lines(r: &Report, verbose: bool) -> Vec<String> {
+    let Some(total) = r.connect else {
+        return Vec::new();
+    };
+    let mut o = Vec::new();
+    let mut block = |who: String, x: &ConnectResult| {
+        o.push(format!("\t {who}connections\t:{}", x.connections));
+        o.push(format!("\t {who}conn/s\t:{:.2}", x.connections_per_second));
+        o.push(format!(
+            "\t {who}connect\t:{}",
+            x.latency_us
+                .as_ref()
+                .map_or("n/a (timed by the sender)".into(), percentiles)
+        ));
+    };
+    if verbose && r.threads.len() > 1 {
+        for t in &r.threads {
+            if let Some(x) = &t.connect {
+                block(format!("thread {} ", t.index), x);
+            }
+        }
+    }
+    block(String::new(), &total);
+    o
+}
+
+/// A request/response test's lines: transactions, their rate and the latency
+/// percentiles, per thread first with `verbose` when there are several.
+fn rr_lines(r: &Report, verbose: bool) -> Vec<String> {
     let Some(total) = r.rr else {
         return Vec::new();
     };
@@ -83,19 +160,22 @@ pub(crate) fn lines(r: &Report, verbose: bool) -> Vec<String> {
     o
 }
 
-/// What an interval line adds for a request/response test: ", 51234.0 trans/s, p50
-/// 36.9 us, p99 75.5 us" (nothing otherwise).
-pub(crate) fn interval_text(rr: Option<crate::timeline::IntervalRr>) -> String {
-    let Some(x) = rr else {
-        return String::new();
+/// What an interval line adds for a request/response test (", 51234.0 trans/s, p50
+/// 36.9 us, p99 75.5 us, max ...") or a connection-rate test (", 15800.0 conn/s, ...");
+/// nothing otherwise.
+pub(crate) fn interval_text(iv: &crate::timeline::IntervalSample) -> String {
+    let (rate, what, l) = match (iv.rr, iv.connect) {
+        (Some(x), _) => (x.transactions_per_second, "trans/s", x.latency_us),
+        (None, Some(x)) => (x.connections_per_second, "conn/s", x.latency_us),
+        (None, None) => return String::new(),
     };
-    let lat = x.latency_us.map_or(String::new(), |l| {
+    let lat = l.map_or(String::new(), |l| {
         format!(
             ", p50 {:.1} us, p99 {:.1} us, max {:.1} us",
             l.p50, l.p99, l.max
         )
     });
-    format!(", {:.1} trans/s{lat}", x.transactions_per_second)
+    format!(", {rate:.1} {what}{lat}")
 }
 
 /// "p50 12.3 us, p90 ..., max ... us".
@@ -158,23 +238,76 @@ mod tests {
 
     #[test]
     fn interval_lines_add_the_rate_and_latency() {
-        use crate::timeline::{IntervalLatency, IntervalRr};
-        assert_eq!(interval_text(None), "");
+        use crate::timeline::{IntervalConnect, IntervalLatency, IntervalRr, IntervalSample};
+        let mut iv = IntervalSample {
+            start_s: 0.0,
+            end_s: 1.0,
+            direction: crate::config::Direction::Send,
+            thread_bytes: vec![10],
+            planned_s: None,
+            udp_loss: None,
+            rr: None,
+            connect: None,
+        };
+        assert_eq!(interval_text(&iv), "");
         let mut x = IntervalRr {
             transactions: 10,
             transactions_per_second: 20.0,
             latency_us: None,
         };
-        assert_eq!(interval_text(Some(x)), ", 20.0 trans/s");
+        iv.rr = Some(x);
+        assert_eq!(interval_text(&iv), ", 20.0 trans/s");
         x.latency_us = Some(IntervalLatency {
             p50: 1.25,
             p99: 2.0,
             max: 3.0,
         });
+        iv.rr = Some(x);
         assert_eq!(
-            interval_text(Some(x)),
+            interval_text(&iv),
             ", 20.0 trans/s, p50 1.2 us, p99 2.0 us, max 3.0 us"
         );
+        iv.rr = None;
+        iv.connect = Some(IntervalConnect {
+            connections: 500,
+            connections_per_second: 500.0,
+            latency_us: x.latency_us,
+        });
+        assert_eq!(
+            interval_text(&iv),
+            ", 500.0 conn/s, p50 1.2 us, p99 2.0 us, max 3.0 us"
+        );
+    }
+
+    #[test]
+    fn a_connection_rate_report_has_its_table_and_lines() {
+        let mut r = seed_report();
+        let x = ConnectResult {
+            connections: 3000,
+            connections_per_second: 1500.0,
+            latency_us: Some(L),
+        };
+        r.connect = Some(x);
+        for t in &mut r.threads {
+            t.connect = Some(x);
+        }
+        let t = table(&r, false).unwrap();
+        let rows: Vec<&str> = t.lines().filter(|l| l.contains(" 3000 ")).collect();
+        assert_eq!(rows.len(), 5, "{t}");
+        assert!(
+            rows[4].starts_with(" Total         3000      1500.0     18.2     30.0     55.5"),
+            "{t}"
+        );
+        let l = lines(&r, false);
+        assert_eq!(l[0], "\t connections\t:3000");
+        assert_eq!(l[1], "\t conn/s\t:1500.00");
+        assert!(l[2].starts_with("\t connect\t:p50 18.2 us"), "{l:?}");
+        r.connect = Some(ConnectResult {
+            latency_us: None,
+            ..x
+        });
+        let t = table(&r, true).unwrap();
+        assert!(t.contains("taken by the sender"), "{t}");
     }
 
     #[test]

@@ -66,6 +66,9 @@ pub(crate) enum Line<'a> {
         /// Request/response (`--rr`): the interval's transactions and round trips; else
         /// null.
         rr: Option<crate::timeline::IntervalRr>,
+        /// Connection rate (`--connect-rate`): the interval's connections and connect
+        /// times; else null.
+        connect: Option<crate::timeline::IntervalConnect>,
     },
     /// A side's final results (the same object as in `--format json`).
     Summary {
@@ -89,6 +92,7 @@ impl<'a> Line<'a> {
             thread_bytes: &s.thread_bytes,
             udp_loss: s.udp_loss,
             rr: s.rr,
+            connect: s.connect,
         }
     }
 

@@ -192,7 +192,7 @@ impl Terminal {
                         stats::interval_loss_percent(&l)
                     ));
                 }
-                tp.push_str(&crate::render::rr::interval_text(iv.rr));
+                tp.push_str(&crate::render::rr::interval_text(iv));
                 tp.push_str(&way);
                 if shows_status {
                     self.status(&format!("Real-time throughput: {tp}"));
@@ -204,7 +204,7 @@ impl Terminal {
                 let mut loss = iv.udp_loss.map_or(String::new(), |l| {
                     format!("  {:.2}% lost", stats::interval_loss_percent(&l))
                 });
-                loss.push_str(&crate::render::rr::interval_text(iv.rr));
+                loss.push_str(&crate::render::rr::interval_text(iv));
                 if self.look.interval.is_some() {
                     let bps = stats::interval_bits_per_second(iv);
                     self.out(&format!(

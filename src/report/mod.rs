@@ -4,11 +4,13 @@
 //! `stats::report` turns it into a `Report` by the formulas.
 
 mod ending;
+mod latency;
 mod measured;
 mod note;
 mod presentation;
 
 pub(crate) use ending::{EarlyEnd, EndKind, Ending};
+pub(crate) use latency::{ConnectResult, Latency, RrResult, Rtt};
 pub(crate) use measured::{Host, Measured, ThreadCounts};
 pub(crate) use note::{Note, Notes};
 pub(crate) use presentation::{OutputFile, Presentation};
@@ -85,6 +87,9 @@ pub(crate) struct Thread {
     pub udp: Option<UdpResult>,
     /// Request/response test (`--rr`): this thread's transactions and latency; else null.
     pub rr: Option<RrResult>,
+    /// Connection-rate test (`--connect-rate`): this thread's connections and connect
+    /// times; else null.
+    pub connect: Option<ConnectResult>,
 }
 
 impl Thread {
@@ -118,44 +123,6 @@ pub(crate) struct UdpResult {
     /// RFC 3550 interarrival jitter at the end of the window, mean over the flows,
     /// milliseconds; null without stamped datagrams.
     pub jitter_ms: Option<f64>,
-}
-
-/// A request/response test's result (`--rr`) over the measurement window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RrResult {
-    /// Bytes of each request, and of its response.
-    pub size: usize,
-    /// Transactions in the window: on the sender those whose response came back whole,
-    /// on the receiver the requests' bytes it read / `size`.
-    pub transactions: u64,
-    /// Transactions per second.
-    pub transactions_per_second: f64,
-    /// The sender's round-trip times, from a request's first byte out to its response's
-    /// last byte in, microseconds; null on a receiver (it does not time them) or when no
-    /// transaction completed.
-    pub latency_us: Option<Latency>,
-}
-
-/// Percentiles of round-trip times, microseconds (from a histogram of three
-/// significant digits).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Latency {
-    /// The fastest.
-    pub min: f64,
-    /// The mean.
-    pub mean: f64,
-    /// The median.
-    pub p50: f64,
-    /// 90th percentile.
-    pub p90: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// 99.9th percentile.
-    pub p999: f64,
-    /// The slowest.
-    pub max: f64,
 }
 
 /// What the run was asked to do, as the structured outputs report it.
@@ -286,23 +253,12 @@ pub(crate) struct Report {
     /// Request/response test (`--rr`): transactions and latency over all threads; else
     /// null.
     pub rr: Option<RrResult>,
+    /// Connection-rate test (`--connect-rate`): connections and connect times over all
+    /// threads; else null.
+    pub connect: Option<ConnectResult>,
     /// TCP: the connections' round-trip times over the window, from TCP_INFO read every
     /// second (a sender's smoothed RTT, a receiver's own estimate); null without samples.
     pub rtt_us: Option<Rtt>,
-}
-
-/// Round-trip times sampled from TCP_INFO, microseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Rtt {
-    /// Samples taken (connections × looks).
-    pub samples: u64,
-    /// The median.
-    pub p50: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// The largest.
-    pub max: f64,
 }
 
 /// Totals over all threads.

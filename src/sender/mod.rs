@@ -46,7 +46,9 @@ pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Res
     let cfg = fitted.as_ref().unwrap_or(cfg);
     let (sessions, negotiated) = handshakes(cfg, &targets, interrupt, notes).await?;
     let launched = launch(cfg, &targets, payload, datagrams_per_send)?;
-    connect_all(&launched, cfg, interrupt, notes).await?;
+    if cfg.data.workload != Workload::ConnectRate {
+        connect_all(&launched, cfg, interrupt, notes).await?;
+    }
     let started = start_test(sessions, &targets, cfg, interrupt, notes).await?;
     let (window, plan, mut mon) =
         measure(&launched, started, cfg, negotiated, interrupt, notes).await;
@@ -174,7 +176,9 @@ fn launch(
             ),
             size: match cfg.data.workload {
                 Workload::RequestResponse { size } => size,
-                Workload::Stream | Workload::Reverse | Workload::Bidir => cfg.data.send_size,
+                Workload::Stream | Workload::Reverse | Workload::Bidir | Workload::ConnectRate => {
+                    cfg.data.send_size
+                }
             },
             io: cfg.data.io_mode,
             connect_deadline: l.connect_deadline,
@@ -205,6 +209,7 @@ fn launch(
             (Protocol::Tcp, Workload::RequestResponse { .. }) => data::rr_worker,
             (Protocol::Tcp, Workload::Reverse) => data::reverse_worker,
             (Protocol::Tcp, Workload::Bidir) => data::bidir_worker,
+            (Protocol::Tcp, Workload::ConnectRate) => data::connect_worker,
         };
         l.crew.add(format!("send-{index}"), move |w, stop| {
             body(index, plan, w, start, stop)
@@ -394,9 +399,16 @@ fn report(
                 w,
             );
             report.socket.applied = applied;
-            if let Workload::RequestResponse { size } = cfg.data.workload {
-                let hists: Vec<_> = workers.iter().map(|w| w.round_trips()).collect();
-                stats::rr::attach(&mut report, size, &hists);
+            let hists = || -> Vec<_> { workers.iter().map(|w| w.round_trips()).collect() };
+            match cfg.data.workload {
+                Workload::RequestResponse { size } => {
+                    stats::rr::attach(&mut report, size, &hists())
+                }
+                Workload::ConnectRate => {
+                    stats::rr::attach_connect(&mut report, &hists());
+                    report.connections = report.connect.map_or(0, |c| c.connections as usize);
+                }
+                _ => {}
             }
             report.tcp_connections = tcp_connections.clone();
             warn_how_it_went(&report, notes);

@@ -101,6 +101,11 @@ pub(super) async fn handshake(
     if let Some(flag) = cfg.data.workload.flag() {
         probe(&mut conn, flag, needed(cfg.data.workload)).await?;
     }
+    if cfg.data.workload == Workload::ConnectRate {
+        // The receiver must know before the test that its connections will not stay.
+        conn.send(Request::ConnectRate.value()).await?;
+        Reply::decode(ReplyPhase::ConnectRate, conn.recv().await?)?;
+    }
     conn.send(Request::Propose(proposal(cfg.timeline.cycle(), notes)).value())
         .await?;
     let Reply::Negotiated(n) = Reply::decode(ReplyPhase::Negotiated, conn.recv().await?)? else {
@@ -116,6 +121,7 @@ fn needed(w: Workload) -> Features {
         Workload::RequestResponse { .. } => Features::REQUEST_RESPONSE,
         Workload::Reverse => Features::REVERSE,
         Workload::Bidir => Features::BIDIR,
+        Workload::ConnectRate => Features::CONNECT_RATE,
     }
 }
 

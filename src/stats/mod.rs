@@ -98,6 +98,7 @@ pub(crate) fn report(mut m: Measured) -> Report {
         peers: Vec::new(),
         udp,
         rr: None,
+        connect: None,
         rtt_us: None,
     }
 }
@@ -221,6 +222,7 @@ fn thread(t: ThreadCounts) -> Thread {
         calls: t.calls,
         udp: t.udp,
         rr: None,
+        connect: None,
     }
 }
 
@@ -315,6 +317,7 @@ mod tests {
             planned_s: None,
             udp_loss: None,
             rr: None,
+            connect: None,
         };
         assert!((interval_bits_per_second(&iv) - 64e6).abs() < 1e-6);
         let l = IntervalLoss {

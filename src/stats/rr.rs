@@ -1,10 +1,10 @@
-//! Latency figures: a request/response test's transactions and round trips (from the
-//! window's counts and the sender workers' histograms), and a bulk test's TCP_INFO
-//! round-trip times.
+//! Latency figures: a request/response test's transactions and round trips, a
+//! connection-rate test's connections and connect times (from the window's counts and the
+//! sender workers' histograms), and a bulk test's TCP_INFO round-trip times.
 
 use hdrhistogram::Histogram;
 
-use crate::report::{Latency, Report, RrResult, Rtt};
+use crate::report::{ConnectResult, Latency, Report, RrResult, Rtt};
 
 use super::per_second;
 
@@ -23,6 +23,23 @@ pub(crate) fn attach(report: &mut Report, size: usize, hists: &[Option<Histogram
         report.duration_s,
         all.as_ref(),
     ));
+}
+
+/// Adds the connection-rate figures to `report`, whose calls are the connections:
+/// `hists[i]` holds thread i's connect times (None on a receiver).
+pub(crate) fn attach_connect(report: &mut Report, hists: &[Option<Histogram<u64>>]) {
+    let figures = |n: u64, seconds: f64, h: Option<&Histogram<u64>>| ConnectResult {
+        connections: n,
+        connections_per_second: per_second(n as f64, seconds),
+        latency_us: h.filter(|h| !h.is_empty()).map(latency),
+    };
+    for (i, t) in report.threads.iter_mut().enumerate() {
+        let h = hists.get(i).and_then(Option::as_ref);
+        t.connect = Some(figures(t.calls, t.seconds, h));
+    }
+    let all = crate::data::merged(hists.iter().flatten().cloned());
+    let n = report.threads.iter().map(|t| t.calls).sum();
+    report.connect = Some(figures(n, report.duration_s, all.as_ref()));
 }
 
 /// One thread's (or all threads') figures.

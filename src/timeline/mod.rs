@@ -21,7 +21,7 @@ pub(crate) use edge::{Edge, Start, sample};
 #[cfg(test)]
 pub(crate) use plan::IntervalLatency;
 use plan::Span;
-pub(crate) use plan::{IntervalLoss, IntervalRr, IntervalSample, Plan, Progress};
+pub(crate) use plan::{IntervalConnect, IntervalLoss, IntervalRr, IntervalSample, Plan, Progress};
 pub(crate) use watch::{STALL_STEP, Silence, Stall};
 use watch::{StallWatch, total};
 pub(crate) use ways::Ways;

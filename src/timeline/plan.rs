@@ -57,6 +57,8 @@ pub(crate) struct IntervalSample {
     pub udp_loss: Option<IntervalLoss>,
     /// Request/response: the interval's transactions and round trips; else None.
     pub rr: Option<IntervalRr>,
+    /// Connection rate: the interval's connections and connect times; else None.
+    pub connect: Option<IntervalConnect>,
 }
 
 /// When one interval lies in the measurement.
@@ -84,11 +86,9 @@ impl Span {
             .zip(last)
             .map(|(n, l)| n.bytes.saturating_sub(l.bytes))
             .collect();
-        let rr = IntervalRr::take(
-            workers,
-            thread_bytes.iter().sum(),
-            self.end_s - self.start_s,
-        );
+        let seconds = self.end_s - self.start_s;
+        let rr = IntervalRr::take(workers, thread_bytes.iter().sum(), seconds);
+        let connect = IntervalConnect::take(workers, last, now, seconds);
         IntervalSample {
             start_s: self.start_s,
             end_s: self.end_s,
@@ -97,6 +97,7 @@ impl Span {
             planned_s: self.planned_s,
             udp_loss: IntervalLoss::between(last, now),
             rr,
+            connect,
         }
     }
 }
@@ -126,6 +127,71 @@ pub(crate) struct IntervalLatency {
     pub max: f64,
 }
 
+/// Connections opened (sender) or accepted (receiver) during one interval of a
+/// connection-rate test, over all threads.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IntervalConnect {
+    /// Connections in the interval.
+    pub connections: u64,
+    /// Connections per second.
+    pub connections_per_second: f64,
+    /// The sender's connect times in the interval, microseconds; null on a receiver or
+    /// when none completed.
+    pub latency_us: Option<IntervalLatency>,
+}
+
+impl IntervalConnect {
+    /// The interval's figures, if the workers run a connection-rate test (their calls
+    /// are its connections); the workers' interval histograms are taken.
+    fn take(
+        workers: &[Arc<WorkerState>],
+        last: &[Sample],
+        now: &[Sample],
+        seconds: f64,
+    ) -> Option<Self> {
+        if !workers
+            .iter()
+            .any(|w| w.connect_rate.load(Ordering::Relaxed))
+        {
+            return None;
+        }
+        let connections = now
+            .iter()
+            .zip(last)
+            .map(|(n, l)| n.ops.saturating_sub(l.ops))
+            .sum();
+        Some(Self {
+            connections,
+            connections_per_second: rate(connections, seconds),
+            latency_us: IntervalLatency::take(workers),
+        })
+    }
+}
+
+/// `n` per second over `seconds` (0 over none).
+fn rate(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+impl IntervalLatency {
+    /// The workers' times since the last interval (their histograms are taken, and so
+    /// restarted); None when none were timed.
+    fn take(workers: &[Arc<WorkerState>]) -> Option<Self> {
+        let all = crate::data::merged(workers.iter().filter_map(|w| w.interval_round_trips()));
+        let us = |ns: u64| ns as f64 / 1000.0;
+        all.filter(|h| !h.is_empty()).map(|h| Self {
+            p50: us(h.value_at_quantile(0.5)),
+            p99: us(h.value_at_quantile(0.99)),
+            max: us(h.max()),
+        })
+    }
+}
+
 impl IntervalRr {
     /// The interval's figures, if the workers run a request/response test: `bytes` moved
     /// over `seconds`; the workers' interval histograms are taken (and so restarted).
@@ -135,21 +201,11 @@ impl IntervalRr {
             .map(|w| w.rr_size.load(Ordering::Relaxed))
             .max()
             .filter(|&s| s > 0)?;
-        let all = crate::data::merged(workers.iter().filter_map(|w| w.interval_round_trips()));
         let transactions = bytes / size;
-        let us = |ns: u64| ns as f64 / 1000.0;
         Some(Self {
             transactions,
-            transactions_per_second: if seconds > 0.0 {
-                transactions as f64 / seconds
-            } else {
-                0.0
-            },
-            latency_us: all.filter(|h| !h.is_empty()).map(|h| IntervalLatency {
-                p50: us(h.value_at_quantile(0.5)),
-                p99: us(h.value_at_quantile(0.99)),
-                max: us(h.max()),
-            }),
+            transactions_per_second: rate(transactions, seconds),
+            latency_us: IntervalLatency::take(workers),
         })
     }
 }

@@ -40,8 +40,16 @@ impl Silence {
     }
 }
 
+/// What the workers have moved: bytes and completed calls (a connection-rate test's
+/// calls move no bytes), so that either moving is movement.
 pub(super) fn total(workers: &[Arc<WorkerState>]) -> u64 {
-    workers.iter().map(|w| w.counters.sample().0).sum()
+    workers
+        .iter()
+        .map(|w| {
+            let (bytes, calls) = w.counters.sample();
+            bytes.wrapping_add(calls)
+        })
+        .fold(0, u64::wrapping_add)
 }
 
 /// How often the measurement looks for bytes moving (the resolution of stalls).

@@ -9,6 +9,8 @@
 
 use std::fmt::Write;
 
+mod ours;
+
 use super::tf;
 use crate::report::{Report, Side};
 use crate::stats;
@@ -34,19 +36,25 @@ pub(crate) fn escape(text: &str) -> String {
 struct Doc(String);
 
 impl Doc {
-    fn open(&mut self, depth: usize, tag: &str, attrs: &str) {
+    pub(super) fn open(&mut self, depth: usize, tag: &str, attrs: &str) {
         let _ = writeln!(self.0, "{}<{tag}{attrs}>", "\t".repeat(depth));
     }
 
-    fn close(&mut self, depth: usize, tag: &str) {
+    pub(super) fn close(&mut self, depth: usize, tag: &str) {
         let _ = writeln!(self.0, "{}</{tag}>", "\t".repeat(depth));
     }
 
-    fn el(&mut self, depth: usize, tag: &str, value: impl std::fmt::Display) {
+    pub(super) fn el(&mut self, depth: usize, tag: &str, value: impl std::fmt::Display) {
         let _ = writeln!(self.0, "{}<{tag}>{value}</{tag}>", "\t".repeat(depth));
     }
 
-    fn metric(&mut self, depth: usize, tag: &str, metric: &str, value: impl std::fmt::Display) {
+    pub(super) fn metric(
+        &mut self,
+        depth: usize,
+        tag: &str,
+        metric: &str,
+        value: impl std::fmt::Display,
+    ) {
         let _ = writeln!(
             self.0,
             "{}<{tag} metric=\"{metric}\">{value}</{tag}>",
@@ -57,14 +65,6 @@ impl Doc {
 
 fn root(r: &Report) -> &'static str {
     super::file_root(r.side)
-}
-
-/// `<direction>` where a report's bytes did not go its side's usual way, or went both
-/// ways (the originals have no such element: a plain test's file is theirs exactly).
-fn direction(d: &mut Doc, r: &Report) {
-    if r.turned().is_some() {
-        d.el(1, "direction", super::direction_word(r.direction));
-    }
 }
 
 /// The ntttcp-for-linux `-x` file.
@@ -86,10 +86,7 @@ pub(crate) fn linux(r: &Report) -> String {
         d.el(1, "conns_tested", r.connections);
     }
     linux_totals(&mut d, r);
-    direction(&mut d, r);
-    udp(&mut d, 1, r.udp.as_ref());
-    rr(&mut d, 1, r.rr.as_ref());
-    rtt(&mut d, r.rtt_us.as_ref());
+    ours::blocks(&mut d, r);
     d.el(1, "bufferCount", format!("{:.0}", r.totals.buffers.floor()));
     d.el(1, "bufferLen", r.buffer_len);
     if r.tcp_retransmits.is_some() {
@@ -159,8 +156,7 @@ fn linux_thread(d: &mut Doc, r: &Report, t: &crate::report::Thread) {
     d.metric(2, "throughput", "mbps", format!("{mbps:.3}"));
     let avg = stats::windows_thread(t).avg_bytes_per_compl;
     d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
-    udp(d, 2, t.udp.as_ref());
-    rr(d, 2, t.rr.as_ref());
+    ours::thread_blocks(d, t);
     d.close(1, "thread");
 }
 
@@ -237,63 +233,6 @@ fn parameters(d: &mut Doc, r: &Report, params: impl IntoIterator<Item = (&'stati
     d.close(1, "parameters");
 }
 
-/// A UDP receiver's accounting (the originals have none of it); nothing otherwise.
-fn udp(d: &mut Doc, depth: usize, u: Option<&crate::report::UdpResult>) {
-    let Some(u) = u else { return };
-    d.open(depth, "udp", "");
-    let depth = depth + 1;
-    d.metric(depth, "datagrams", "count", u.datagrams);
-    d.metric(depth, "datagrams_expected", "count", u.expected);
-    // What this host cannot know is left out rather than written as a number.
-    if let Some(lost) = u.lost {
-        d.metric(depth, "datagrams_lost", "count", lost);
-    }
-    if let Some(p) = u.loss_percent {
-        d.metric(depth, "loss", "%", format!("{p:.3}"));
-    }
-    if let Some(v) = u.duplicates {
-        d.metric(depth, "duplicates", "count", v);
-    }
-    if let Some(v) = u.out_of_order {
-        d.metric(depth, "out_of_order", "count", v);
-    }
-    d.metric(depth, "unstamped", "count", u.unstamped);
-    if let Some(j) = u.jitter_ms {
-        d.metric(depth, "jitter", "ms", format!("{j:.3}"));
-    }
-    d.close(depth - 1, "udp");
-}
-
-/// A request/response test's figures (`--rr`; the originals have none); nothing
-/// otherwise. Latency, which only the sender times, is left out on a receiver.
-fn rr(d: &mut Doc, depth: usize, x: Option<&crate::report::RrResult>) {
-    let Some(x) = x else { return };
-    d.open(depth, "request_response", "");
-    let depth = depth + 1;
-    d.metric(depth, "request_size", "B", x.size);
-    d.metric(depth, "transactions", "count", x.transactions);
-    let tps = format!("{:.3}", x.transactions_per_second);
-    d.metric(depth, "transactions_per_second", "count/s", tps);
-    let l = x
-        .latency_us
-        .map(|l| [l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max]);
-    let names = ["min", "mean", "p50", "p90", "p99", "p999", "max"];
-    for (name, v) in names.iter().zip(l.iter().flatten()) {
-        d.metric(depth, &format!("latency_{name}"), "us", format!("{v:.3}"));
-    }
-    d.close(depth - 1, "request_response");
-}
-
-/// The round-trip times sampled over the window (the originals have none); nothing
-/// without samples.
-fn rtt(d: &mut Doc, x: Option<&crate::report::Rtt>) {
-    let Some(x) = x else { return };
-    d.metric(1, "rtt_samples", "count", x.samples);
-    for (tag, v) in [("rtt_p50", x.p50), ("rtt_p99", x.p99), ("rtt_max", x.max)] {
-        d.metric(1, tag, "us", format!("{v:.0}"));
-    }
-}
-
 /// NTttcp's -sb/-rb value: the size asked for, -1 when left to the kernel.
 fn socket_buff(size: Option<usize>) -> String {
     size.map_or("-1".into(), |s| s.to_string())
@@ -348,10 +287,7 @@ pub(crate) fn windows(r: &Report, hide_per_thread: bool) -> String {
         }
     }
     windows_totals(&mut d, r);
-    direction(&mut d, r);
-    udp(&mut d, 1, r.udp.as_ref());
-    rr(&mut d, 1, r.rr.as_ref());
-    rtt(&mut d, r.rtt_us.as_ref());
+    ours::blocks(&mut d, r);
     d.metric(1, "cpu", "%", format!("{:.3}", r.cpu.busy_percent));
     d.el(1, "num_processors", r.cpu.cores);
     // Time mode: NTttcp's buffer count is "unlimited", 2^63 - 1.
@@ -426,8 +362,7 @@ fn windows_thread(d: &mut Doc, r: &Report, t: &crate::report::Thread) {
     d.metric(2, "throughput", "Bps", format!("{:.1}", rate.bytes_per_s));
     let avg = stats::windows_thread(t).avg_bytes_per_compl;
     d.metric(2, "avg_bytes_per_compl", "B", format!("{avg:.3}"));
-    udp(d, 2, t.udp.as_ref());
-    rr(d, 2, t.rr.as_ref());
+    ours::thread_blocks(d, t);
     d.close(1, "thread");
 }
 
@@ -477,7 +412,7 @@ mod tests {
         if std::env::var_os("NTTTCP_BLESS").is_some() {
             std::fs::write("tests/fixtures/seed-linux.xml", &got).unwrap();
         }
-        let want = include_str!("../../tests/fixtures/seed-linux.xml");
+        let want = include_str!("../../../tests/fixtures/seed-linux.xml");
         for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
             assert_eq!(g, w, "line {}", i + 1);
         }
@@ -490,7 +425,7 @@ mod tests {
         if std::env::var_os("NTTTCP_BLESS").is_some() {
             std::fs::write("tests/fixtures/seed-windows.xml", &got).unwrap();
         }
-        let want = include_str!("../../tests/fixtures/seed-windows.xml");
+        let want = include_str!("../../../tests/fixtures/seed-windows.xml");
         for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
             assert_eq!(g, w, "line {}", i + 1);
         }
