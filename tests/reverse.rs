@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Ports, assert_close, assert_valid, json, json_pair, multi_client, ports_in, run, spawn,
-    spawn_in, validator,
+    Ports, Scratch, assert_close, assert_valid, json, json_pair, multi_client, ports_in, run,
+    spawn, spawn_in, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -65,13 +65,32 @@ fn reverse_without_sync_and_in_both_layouts() {
     let rate = |d: &serde_json::Value| report(d)["totals"]["bits_per_second"].as_f64().unwrap();
     assert_close(rate(&s), rate(&r), 10.0, "reverse without sync: rates");
 
-    let r = spawn("receiver", &ports_in("-r 127.0.0.1 -P 1 -p @11 -t 1"));
+    let d = Scratch::new("reverse");
+    let x = |n: &str| d.file(n).display().to_string();
+    let r = spawn(
+        "receiver",
+        &ports_in(&format!("-r 127.0.0.1 -P 1 -p @11 -t 1 -x {}", x("r.xml"))),
+    );
     let so = run(
-        &ports_in("-s 127.0.0.1 -P 1 -n 1 -p @11 -t 1 -R --format linux"),
+        &ports_in(&format!(
+            "-s 127.0.0.1 -P 1 -n 1 -p @11 -t 1 -R --format linux -x {}",
+            x("s.xml")
+        )),
         LIMIT,
     );
     let ro = r.wait(LIMIT);
     assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    // The XML files say which way their bytes went.
+    for (name, way) in [("s.xml", "receive"), ("r.xml", "send")] {
+        let text = d.read(name);
+        let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
+        let el = doc
+            .root_element()
+            .children()
+            .find(|n| n.has_tag_name("direction"))
+            .and_then(|n| n.text());
+        assert_eq!(el, Some(way), "{name}:\n{text}");
+    }
     assert!(
         so.stdout
             .contains("INFO: Direction: receive (reverse test, -R"),
