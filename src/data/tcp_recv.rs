@@ -229,17 +229,30 @@ async fn drain(
             pour(&s, &out, size as usize).await;
         }
         Ok(First::Header(Header::Bidir { size })) => {
-            me.bidir.store(true, Ordering::Release);
-            let _listed = Pouring::register(None, &out, s.as_raw_fd());
-            // Whichever way ends first (the sender closed, or is gone) ends both.
-            tokio::select! {
-                () = bulk(&s, plan, &me, &flows, true) => {}
-                () = pour(&s, &out, size as usize) => {}
-            }
+            // Boxed: a plain connection's task stays as small as it was.
+            Box::pin(both_ways(&s, plan, &me, &out, &flows, size as usize)).await;
         }
         Ok(First::Plain { read }) => bulk(&s, plan, &me, &flows, read > 0).await,
         // A header cut short by a reset: nothing more to read.
         Err(_) => {}
+    }
+}
+
+/// Reads and writes a both-ways connection (`--bidir`) at once; whichever way ends
+/// first (the sender closed, or is gone) ends both.
+async fn both_ways(
+    s: &tokio::net::TcpStream,
+    plan: RecvPlan,
+    me: &WorkerState,
+    out: &WorkerState,
+    flows: &Flows,
+    size: usize,
+) {
+    me.bidir.store(true, Ordering::Release);
+    let _listed = Pouring::register(None, out, s.as_raw_fd());
+    tokio::select! {
+        () = bulk(s, plan, me, flows, true) => {}
+        () = pour(s, out, size) => {}
     }
 }
 
