@@ -634,20 +634,26 @@ fn connect_rate_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_
     extension_against_a_stock_receiver("--connect-rate", "--connect-rate");
 }
 
+/// A connection-rate sender's session up to its probe, answered with `features`.
+fn connect_rate_probed(sync_l: &TcpListener, features: u8) -> (crate::util::Proc, TcpStream) {
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --connect-rate --timeout 5",
+    );
+    let mut sync = accept(sync_l);
+    assert_eq!(read4(&mut sync), X);
+    sync.write_all(&NOT_STARTED).unwrap();
+    assert_eq!(read4(&mut sync), PROBE);
+    sync.write_all(&[0xA8, b'N', b'T', features]).unwrap();
+    (s, sync)
+}
+
 #[test]
 fn connect_rate_announces_itself_after_the_probe_and_an_earlier_build_is_told_to_upgrade() {
     let _ports = Ports::take(1);
     let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
     // An extended receiver of an earlier build: request/response, reverse, both ways.
-    let s = spawn(
-        "sender",
-        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --connect-rate --timeout 5",
-    );
-    let mut sync = accept(&sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&NOT_STARTED).unwrap();
-    assert_eq!(read4(&mut sync), PROBE);
-    sync.write_all(&[0xA8, b'N', b'T', 0x07]).unwrap();
+    let (s, _sync) = connect_rate_probed(&sync_l, 0x07);
     let o = s.wait(IO);
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(
@@ -658,15 +664,7 @@ fn connect_rate_announces_itself_after_the_probe_and_an_earlier_build_is_told_to
         o.stderr
     );
     // One that serves it is told the test's kind, answers in kind, then the proposal.
-    let s = spawn(
-        "sender",
-        "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --connect-rate --timeout 5",
-    );
-    let mut sync = accept(&sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&NOT_STARTED).unwrap();
-    assert_eq!(read4(&mut sync), PROBE);
-    sync.write_all(&[0xA8, b'N', b'T', 0x0f]).unwrap();
+    let (s, mut sync) = connect_rate_probed(&sync_l, 0x0f);
     assert_eq!(read4(&mut sync), [0xA9, b'N', b'T', 1]);
     sync.write_all(&[0xA9, b'N', b'T', 1]).unwrap();
     assert_eq!(read4(&mut sync), int(2), "then the plain proposal");

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Output, Ports, Scratch, assert_valid, json, json_pair, multi_client, ports_in, run, spawn,
-    spawn_in, validator,
+    Output, Ports, Scratch, assert_usage_errors, assert_valid, json, json_pair, multi_client,
+    ports_in, run, spawn, spawn_in, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -206,7 +206,7 @@ fn a_multi_client_receiver_echoes_two_senders_and_a_held_one_serves_again() {
 
 #[test]
 fn rr_is_a_sender_option_for_tcp_bulk_flags_are_refused() {
-    for (line, needle) in [
+    assert_usage_errors(&[
         ("-r 127.0.0.1 --rr", "--rr applies to the sender"),
         ("-s 127.0.0.1 --rr 0", "invalid value '0' for '--rr'"),
         ("-s 127.0.0.1 --rr 17M", "for '--rr'"),
@@ -217,12 +217,7 @@ fn rr_is_a_sender_option_for_tcp_bulk_flags_are_refused() {
             "-s -m 1,*,127.0.0.1 -to 2000 --rr",
             "--rr needs ntttcp-for-linux's sync",
         ),
-    ] {
-        let o = run(line, LIMIT);
-        assert_eq!(o.code(), Some(2), "{line}: {o:?}");
-        assert!(o.stderr.contains(needle), "{line}: {}", o.stderr);
-        assert_eq!(o.stderr.trim().lines().count(), 1, "{line}: {}", o.stderr);
-    }
+    ]);
 }
 
 #[test]

@@ -282,6 +282,16 @@ pub(crate) fn run(args: &str, limit: Duration) -> Output {
     spawn("ntttcp", args).wait(limit)
 }
 
+/// Each line is a usage error: exit 2 and one line on stderr that contains its needle.
+pub(crate) fn assert_usage_errors(cases: &[(&str, &str)]) {
+    for (line, needle) in cases {
+        let o = run(line, Duration::from_secs(30));
+        assert_eq!(o.code(), Some(2), "{line}: {o:?}");
+        assert!(o.stderr.contains(needle), "{line}: {}", o.stderr);
+        assert_eq!(o.stderr.trim().lines().count(), 1, "{line}: {}", o.stderr);
+    }
+}
+
 /// One parsed set of NTttcp tables.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Tables {

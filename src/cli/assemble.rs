@@ -58,11 +58,11 @@ pub(super) fn data_opts(
             sendfile: cli.sendfile,
             skip_rx_copy: cli.skip_rx_copy,
         },
-        workload: match (cli.rr, cli.reverse, cli.bidir) {
+        workload: match (cli.beyond.rr, cli.beyond.reverse, cli.beyond.bidir) {
             (Some(b), ..) => config::Workload::RequestResponse { size: b.0 as usize },
             (None, true, _) => config::Workload::Reverse,
             (None, false, true) => config::Workload::Bidir,
-            _ if cli.connect_rate => config::Workload::ConnectRate,
+            _ if cli.beyond.connect_rate => config::Workload::ConnectRate,
             (None, false, false) => config::Workload::Stream,
         },
         io_mode: cli.io.unwrap_or(IoMode::Auto),

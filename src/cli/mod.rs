@@ -8,6 +8,7 @@
 
 mod args;
 mod assemble;
+mod beyond;
 mod help;
 pub(crate) mod host;
 mod rules;

@@ -98,32 +98,62 @@ pub(crate) fn lines(r: &Report, verbose: bool) -> Vec<String> {
     o
 }
 
+/// The three lines of one thread's (`who` = "thread N ") or the total's figures: the
+/// count, its rate, and the times' percentiles (`what` names them).
+fn block(
+    o: &mut Vec<String>,
+    who: &str,
+    count: String,
+    rate: String,
+    what: &str,
+    l: Option<Latency>,
+) {
+    o.push(format!("\t {who}{count}"));
+    o.push(format!("\t {who}{rate}"));
+    let times = l
+        .as_ref()
+        .map_or("n/a (timed by the sender)".into(), percentiles);
+    o.push(format!("\t {who}{what}\t:{times}"));
+}
+
+/// `lines_of(x)` for each thread first with `verbose` when there are several, then for
+/// `total`.
+fn per_thread<T: Copy>(
+    r: &Report,
+    verbose: bool,
+    of: impl Fn(&crate::report::Thread) -> Option<T>,
+    total: T,
+    mut lines_of: impl FnMut(&mut Vec<String>, &str, T),
+) -> Vec<String> {
+    let mut o = Vec::new();
+    if verbose && r.threads.len() > 1 {
+        for t in &r.threads {
+            if let Some(x) = of(t) {
+                lines_of(&mut o, &format!("thread {} ", t.index), x);
+            }
+        }
+    }
+    lines_of(&mut o, "", total);
+    o
+}
+
 /// A connection-rate test's lines: connections, their rate and the connect times'
 /// percentiles, per thread first with `verbose` when there are several.
 fn connect_lines(r: &Report, verbose: bool) -> Vec<String> {
     let Some(total) = r.connect else {
         return Vec::new();
     };
-    let mut o = Vec::new();
-    let mut block = |who: String, x: &ConnectResult| {
-        o.push(format!("\t {who}connections\t:{}", x.connections));
-        o.push(format!("\t {who}conn/s\t:{:.2}", x.connections_per_second));
-        o.push(format!(
-            "\t {who}connect\t:{}",
-            x.latency_us
-                .as_ref()
-                .map_or("n/a (timed by the sender)".into(), percentiles)
-        ));
-    };
-    if verbose && r.threads.len() > 1 {
-        for t in &r.threads {
-            if let Some(x) = &t.connect {
-                block(format!("thread {} ", t.index), x);
-            }
-        }
-    }
-    block(String::new(), &total);
-    o
+    per_thread(
+        r,
+        verbose,
+        |t| t.connect,
+        total,
+        |o, who, x: ConnectResult| {
+            let count = format!("connections\t:{}", x.connections);
+            let rate = format!("conn/s\t:{:.2}", x.connections_per_second);
+            block(o, who, count, rate, "connect", x.latency_us);
+        },
+    )
 }
 
 /// A request/response test's lines: transactions, their rate and the latency
@@ -132,32 +162,20 @@ fn rr_lines(r: &Report, verbose: bool) -> Vec<String> {
     let Some(total) = r.rr else {
         return Vec::new();
     };
-    let mut o = Vec::new();
-    let mut block = |who: String, x: &RrResult| {
-        o.push(format!(
-            "\t {who}transactions\t:{} of {} bytes each way",
-            x.transactions, x.size
-        ));
-        o.push(format!(
-            "\t {who}trans/s\t:{:.2}",
-            x.transactions_per_second
-        ));
-        o.push(format!(
-            "\t {who}latency\t:{}",
-            x.latency_us
-                .as_ref()
-                .map_or("n/a (timed by the sender)".into(), percentiles)
-        ));
-    };
-    if verbose && r.threads.len() > 1 {
-        for t in &r.threads {
-            if let Some(x) = &t.rr {
-                block(format!("thread {} ", t.index), x);
-            }
-        }
-    }
-    block(String::new(), &total);
-    o
+    per_thread(
+        r,
+        verbose,
+        |t| t.rr,
+        total,
+        |o, who, x: RrResult| {
+            let count = format!(
+                "transactions\t:{} of {} bytes each way",
+                x.transactions, x.size
+            );
+            let rate = format!("trans/s\t:{:.2}", x.transactions_per_second);
+            block(o, who, count, rate, "latency", x.latency_us);
+        },
+    )
 }
 
 /// What an interval line adds for a request/response test (", 51234.0 trans/s, p50

@@ -27,11 +27,13 @@ use crate::role::{
 use crate::stats;
 use crate::stop::Flag;
 use crate::sys::affinity;
-use crate::timeline::{self, End, Event, Monitor, Phase, Plan, Silence, Ways};
+use crate::timeline::{self, End, Plan, Ways};
 
+mod monitor;
 mod setup;
 mod sync;
 
+use monitor::{SenderMonitor, silences};
 use setup::{check_descriptors, resolve_targets, udp_plan};
 use sync::{ask_for_ports, end_test, exchange_tokens, handshake, request_start};
 
@@ -447,77 +449,5 @@ async fn wait_connected(
             bail!("only {up} of {total} data connections were established in time");
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-}
-
-/// Events on the sender side: Ctrl+C, the receiver closing the sync channel, a data
-/// connection failing.
-struct SenderMonitor<'a> {
-    incoming: mpsc::Receiver<(usize, Incoming)>,
-    /// The sync sessions' writing halves, kept for the end of the test.
-    writers: Vec<Writer>,
-    interrupt: Flag,
-    workers: &'a [Arc<WorkerState>],
-    /// Every count, both ways (`Ways::all`).
-    all: &'a [Arc<WorkerState>],
-    tick: tokio::time::Interval,
-    silence: Vec<(Direction, std::ops::Range<usize>, Silence)>,
-    workload: Workload,
-}
-
-/// Why a sender's bytes of one way (`d`) moved nothing for `quiet`.
-fn silent(w: Workload, d: Direction, quiet: Duration) -> String {
-    let secs = quiet.as_secs_f64();
-    match (w, d) {
-        (Workload::RequestResponse { .. }, _) => format!(
-            "no response came for {secs:.1} s: the receiver does not echo requests (it must be \
-             this ntttcp, not a stock one), or the path is gone"
-        ),
-        (_, Direction::Send) => {
-            format!("no data could be sent for {secs:.1} s (receiver or path silent)")
-        }
-        (_, Direction::Receive) => format!(
-            "no data came for {secs:.1} s (receiver or path silent; a stock receiver does not \
-             send)"
-        ),
-    }
-}
-
-/// Each way's silence watch, so that one way moving does not hide the other's silence.
-fn silences(ways: &Ways, limit: Duration) -> Vec<(Direction, std::ops::Range<usize>, Silence)> {
-    ways.groups()
-        .map(|(d, r)| {
-            let watch = Silence::new(&ways.all()[r.clone()], limit);
-            (d, r, watch)
-        })
-        .collect()
-}
-
-impl Monitor for SenderMonitor<'_> {
-    async fn next(&mut self, phase: Phase) -> Event {
-        loop {
-            tokio::select! {
-                _ = self.interrupt.wait() => return Event::Interrupted,
-                Some((_, m)) = self.incoming.recv() => {
-                    if let Incoming::Closed(reason) = m {
-                        return Event::Fault(format!("receiver {reason}"));
-                    }
-                    // The receiver never speaks unasked; stray values are ignored.
-                }
-                _ = self.tick.tick() => {
-                    if let Some(f) = worker_failure(self.workers) {
-                        return Event::Fault(f);
-                    }
-                    if phase == Phase::Cooldown {
-                        continue;
-                    }
-                    for (d, r, watch) in &mut self.silence {
-                        if let Some(quiet) = watch.check(&self.all[r.clone()]) {
-                            return Event::Fault(silent(self.workload, *d, quiet));
-                        }
-                    }
-                }
-            }
-        }
     }
 }

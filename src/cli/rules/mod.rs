@@ -5,13 +5,14 @@ use std::net::IpAddr;
 
 use clap::ArgMatches;
 
+mod workload;
+
 use super::args::Cli;
 use super::assemble::{data_opts, pid_file_of, role_of, show_of, streams_of, sync_of, timeout_of};
 use super::values::{CpuSpec, strip_brackets};
 use super::{typed_flag, winstyle};
 use crate::config::{
-    self, Config, Dialect, IoMode, Phases, PortPlan, Protocol, Role, SyncMode, UsageError,
-    loopback_host,
+    self, Config, Dialect, IoMode, Phases, PortPlan, Protocol, Role, UsageError, loopback_host,
 };
 
 /// Every cross-flag rule lives here.
@@ -52,7 +53,7 @@ pub(super) fn to_config(
         Protocol::Tcp
     };
     check_transport(&cli, role, protocol)?;
-    check_workload(&cli, role, protocol, sync)?;
+    workload::check_workload(&cli, role, protocol, sync)?;
     check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
     let timeout = timeout_of(&cli);
     let pid_file = pid_file_of(&cli)?;
@@ -272,125 +273,6 @@ fn check_source(cli: &Cli, role: Role, threads: usize) -> Result<(), UsageError>
         }
     }
     Ok(())
-}
-
-/// The first flag given that only our bulk sender honours (UDP, sendfile, the rate
-/// limits), which `-R` and `--rr` refuse.
-fn bulk_sender_flag(cli: &Cli, protocol: Protocol) -> Option<&'static str> {
-    [
-        (protocol == Protocol::Udp, "-u/--udp"),
-        (cli.sendfile, "-Z/--sendfile"),
-        (cli.bandwidth.is_some(), "-B"),
-        (cli.fq_rate_limit.is_some(), "--fq-rate-limit"),
-        (cli.thread_throttle.is_some(), "-thr"),
-    ]
-    .into_iter()
-    .find_map(|(given, flag)| given.then_some(flag))
-}
-
-/// Rules of `-R` and `--bidir`: a sender's choice over TCP; the receiver's sending takes
-/// no -Z or rate limit of ours.
-fn check_reverse(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
-    let flag = match (cli.reverse, cli.bidir) {
-        (true, _) => "-R/--reverse",
-        (false, true) => "--bidir",
-        (false, false) => return Ok(()),
-    };
-    if role == Role::Receiver {
-        return Err(UsageError(format!(
-            "{flag} applies to the sender: the receiver sends when a sender asks"
-        )));
-    }
-    match bulk_sender_flag(cli, protocol) {
-        Some(other) => Err(UsageError(format!(
-            "{flag} cannot be combined with {other} yet: the receiver's sending obeys none"
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// Rules of `--connect-rate`: a sender's choice over TCP with ntttcp-for-linux's sync
-/// (the receiver must know before the test that its connections will not stay), a fresh
-/// source port per connection, and no data options.
-fn check_connect_rate(
-    cli: &Cli,
-    role: Role,
-    protocol: Protocol,
-    sync: SyncMode,
-) -> Result<(), UsageError> {
-    if !cli.connect_rate {
-        return Ok(());
-    }
-    let err = |m: String| Err(UsageError(m));
-    if role == Role::Receiver {
-        return err(
-            "--connect-rate applies to the sender: the receiver counts what its senders open"
-                .into(),
-        );
-    }
-    if sync != SyncMode::Linux {
-        return err(
-            "--connect-rate needs ntttcp-for-linux's sync (a Linux-dialect line without -N): \
-             the receiver must be told before the test that its connections close at once"
-                .into(),
-        );
-    }
-    if cli.source_port.is_some() {
-        return err(
-            "--connect-rate cannot be combined with -f: each connection needs a \
-                    fresh source port"
-                .into(),
-        );
-    }
-    match bulk_sender_flag(cli, protocol) {
-        Some(flag) => err(format!(
-            "--connect-rate cannot be combined with {flag}: no data moves"
-        )),
-        None => Ok(()),
-    }
-}
-
-/// Rules of `--rr`: a sender's choice over TCP, with bulk-only options refused; and of
-/// both: Windows NTttcp's sync has no way to ask the receiver for them.
-fn check_workload(
-    cli: &Cli,
-    role: Role,
-    protocol: Protocol,
-    sync: SyncMode,
-) -> Result<(), UsageError> {
-    check_reverse(cli, role, protocol)?;
-    check_connect_rate(cli, role, protocol, sync)?;
-    if matches!(sync, SyncMode::Windows { .. }) && (cli.rr.is_some() || cli.reverse || cli.bidir) {
-        let flag = match (cli.reverse, cli.bidir) {
-            (true, _) => "--reverse",
-            (false, true) => "--bidir",
-            (false, false) => "--rr",
-        };
-        return Err(UsageError(format!(
-            "{flag} needs ntttcp-for-linux's sync (a Linux-dialect line) or none (-ns): \
-             Windows NTttcp's sync cannot ask the receiver whether it supports it"
-        )));
-    }
-    let Some(size) = cli.rr else { return Ok(()) };
-    let err = |m: String| Err(UsageError(m));
-    if role == Role::Receiver {
-        return err(
-            "--rr applies to the sender: the receiver answers whatever its senders ask".into(),
-        );
-    }
-    if size.0 == 0 || size.0 > config::MAX_RR_SIZE as u64 {
-        return err(format!(
-            "invalid value '{}' for '--rr': a request is 1 byte to {} MiB",
-            size.0,
-            config::MAX_RR_SIZE >> 20
-        ));
-    }
-    match bulk_sender_flag(cli, protocol) {
-        Some(flag) => err(format!(
-            "--rr cannot be combined with {flag}: it is for bulk tests"
-        )),
-        None => Ok(()),
-    }
 }
 
 /// Rules of UDP and the zero-copy paths.
