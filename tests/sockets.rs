@@ -87,8 +87,15 @@ fn windows_per_thread_throttle() {
     let _ports = Ports::take(1);
     let _quiet = crate::util::exclusive();
     // -thr 12800 KB/s per thread (KB = 1024 B), two threads: 209.7152 Mbit/s in total.
+    // Without sync the receiver's clock starts at the first bytes, later than the
+    // sender's by however long a loaded machine takes to wake it: the sender's cool-down
+    // keeps it sending until the receiver's window has closed, so that the window
+    // measures the throttle, not how late the receiver started.
     let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p @1 -ns -wu 1 -t 3");
-    let s = run("-s -m 2,*,127.0.0.1 -p @1 -ns -wu 1 -t 3 -thr 12800", LIMIT);
+    let s = run(
+        "-s -m 2,*,127.0.0.1 -p @1 -ns -wu 1 -t 3 -cd 1 -thr 12800",
+        LIMIT,
+    );
     let ro = r.wait(LIMIT);
     assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?} {ro:?}");
     let t = &parse_tables(&ro.stdout)[0];
