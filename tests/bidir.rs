@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::netns::TwoHosts;
 use crate::util::{
     Ports, Scratch, assert_close, assert_usage_errors, assert_valid, json, json_pair, multi_client,
-    parse_tables, ports_in, run, spawn, spawn_in, validator,
+    parse_tables, ports_in, rss_kib, run, spawn, spawn_in, spawn_limited, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -286,6 +286,24 @@ fn a_multi_client_receiver_exchanges_with_two_senders_at_once() {
         "out of the receiver",
     );
     assert_eq!(way(&rd, "send")["connections"], 4, "{rd}");
+}
+
+#[test]
+fn a_thousand_connections_share_one_receive_buffer_per_thread() {
+    let _ports = Ports::take(1);
+    let r = spawn_limited("receiver", 4096, "-r 127.0.0.1 -P 1 -p @1 -t 3");
+    let s = spawn_limited(
+        "sender",
+        4096,
+        "-s 127.0.0.1 -P 1 -n 1 -l 1000 -p @1 -t 3 --bidir --interval 1 --format jsonl",
+    );
+    // Measured while both ways move on every connection.
+    s.wait_for_stdout("\"type\":\"interval\"", LIMIT);
+    let kib = rss_kib(s.pid());
+    let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    // A 64 KiB buffer per connection would be 64 MiB.
+    assert!(kib < 24 * 1024, "the sender holds {kib} KiB");
 }
 
 #[test]

@@ -48,7 +48,12 @@ pub(crate) fn bidir_worker(
     if !wait_start(&start, &stop) {
         return;
     }
-    let (socks, r) = on_runtime(socks, &stop, async |s| both(s, buf, &me, &back).await);
+    // One receive buffer for all the worker's connections: they take turns on this
+    // thread, and a read borrows it only while the call runs.
+    let scratch = std::cell::RefCell::new(vec![std::mem::MaybeUninit::<u8>::uninit(); READ]);
+    let (socks, r) = on_runtime(socks, &stop, async |s| {
+        both(s, buf, &scratch, &me, &back).await
+    });
     wind_up(index, &socks, r, "exchange with", &plan, &me, &stop);
     // Withdrawn before they close, so no sample asks about a closed descriptor.
     drop((listed, withdraw));
@@ -60,6 +65,7 @@ pub(crate) fn bidir_worker(
 async fn both(
     s: &mut tokio::net::TcpStream,
     buf: &[u8],
+    scratch: &std::cell::RefCell<Vec<std::mem::MaybeUninit<u8>>>,
     me: &WorkerState,
     back: &WorkerState,
 ) -> io::Result<()> {
@@ -75,13 +81,10 @@ async fn both(
             }
         }
     };
-    let mut into = vec![std::mem::MaybeUninit::<u8>::uninit(); READ];
     let recv = async {
         loop {
-            match s
-                .async_io(Interest::READABLE, || sock.recv(&mut into))
-                .await
-            {
+            let read = || sock.recv(&mut scratch.borrow_mut());
+            match s.async_io(Interest::READABLE, read).await {
                 Ok(0) => return Err(closed()),
                 Ok(n) => back.counters.add(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

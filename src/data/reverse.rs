@@ -4,12 +4,15 @@
 //! unread at the edges. One connection: blocking reads; several: a task each on a
 //! current-thread runtime.
 
+use std::cell::RefCell;
 use std::io::{self, Read};
+use std::mem::MaybeUninit;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
-use tokio::io::AsyncReadExt;
+use socket2::SockRef;
+use tokio::io::Interest;
 
 use crate::stop::Flag;
 use crate::sys::affinity;
@@ -48,7 +51,10 @@ pub(crate) fn reverse_worker(
         let r = blocking(&socks[0], &me, &stop);
         (socks, r)
     } else {
-        on_runtime(socks, &stop, async |s| read_all(s, &me).await)
+        // One receive buffer for all the worker's connections: they take turns on this
+        // thread, and a read borrows it only while the call runs.
+        let scratch = RefCell::new(vec![MaybeUninit::<u8>::uninit(); READ]);
+        on_runtime(socks, &stop, async |s| read_all(s, &scratch, &me).await)
     };
     wind_up(index, &socks, r, "receive from", &plan, &me, &stop);
     // Withdrawn before they close, so no sample asks about a closed descriptor.
@@ -71,11 +77,17 @@ fn blocking(mut s: &TcpStream, me: &WorkerState, stop: &Flag) -> io::Result<()> 
     Ok(())
 }
 
-/// One connection read on the runtime until an error ("stop" ends it from outside).
-async fn read_all(s: &mut tokio::net::TcpStream, me: &WorkerState) -> io::Result<()> {
-    let mut buf = vec![0u8; READ];
+/// One connection read on the runtime, into the worker's shared `scratch`, until an
+/// error ("stop" ends it from outside).
+async fn read_all(
+    s: &mut tokio::net::TcpStream,
+    scratch: &RefCell<Vec<MaybeUninit<u8>>>,
+    me: &WorkerState,
+) -> io::Result<()> {
+    let sock = SockRef::from(&*s);
     loop {
-        match s.read(&mut buf).await {
+        let read = || sock.recv(&mut scratch.borrow_mut());
+        match s.async_io(Interest::READABLE, read).await {
             Ok(0) => return Err(closed()),
             Ok(n) => me.counters.add(n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
