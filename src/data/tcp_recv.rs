@@ -142,7 +142,14 @@ impl Port {
                 // side), so the sender never sees its connect undone by us.
                 self.me.connect_rate.store(true, Ordering::Relaxed);
                 self.me.counters.add_many(0, 1);
-                tokio::spawn(hold(s, self.plan.timeout));
+                if !self.gate.hold() {
+                    return reset(&s);
+                }
+                let (gate, at_most) = (self.gate.clone(), self.plan.timeout);
+                tokio::spawn(async move {
+                    hold(s, at_most).await;
+                    gate.closed();
+                });
                 return;
             }
             Admit::Refuse => return reset(&s),
