@@ -16,7 +16,7 @@ use crate::sys::affinity;
 
 use super::header::Header;
 use super::plan::SendPlan;
-use super::reverse::{READ, Receiving};
+use super::reverse::{READ, Receiving, read_all};
 use super::sending::{closed, wait_start};
 use super::tasks::on_runtime;
 use super::tcp_send::{Withdraw, open_announced, wind_up};
@@ -81,17 +81,7 @@ async fn both(
             }
         }
     };
-    let recv = async {
-        loop {
-            let read = || sock.recv(&mut scratch.borrow_mut());
-            match s.async_io(Interest::READABLE, read).await {
-                Ok(0) => return Err(closed()),
-                Ok(n) => back.counters.add(n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-    };
+    let recv = read_all(s, scratch, back);
     tokio::select! {
         r = send => r,
         r = recv => r,

@@ -54,7 +54,7 @@ pub(crate) fn reverse_worker(
         // One receive buffer for all the worker's connections: they take turns on this
         // thread, and a read borrows it only while the call runs.
         let scratch = RefCell::new(vec![MaybeUninit::<u8>::uninit(); READ]);
-        on_runtime(socks, &stop, async |s| read_all(s, &scratch, &me).await)
+        on_runtime(socks, &stop, async |s| read_all(&*s, &scratch, &me).await)
     };
     wind_up(index, &socks, r, "receive from", &plan, &me, &stop);
     // Withdrawn before they close, so no sample asks about a closed descriptor.
@@ -79,12 +79,12 @@ fn blocking(mut s: &TcpStream, me: &WorkerState, stop: &Flag) -> io::Result<()> 
 
 /// One connection read on the runtime, into the worker's shared `scratch`, until an
 /// error ("stop" ends it from outside).
-async fn read_all(
-    s: &mut tokio::net::TcpStream,
+pub(super) async fn read_all(
+    s: &tokio::net::TcpStream,
     scratch: &RefCell<Vec<MaybeUninit<u8>>>,
     me: &WorkerState,
 ) -> io::Result<()> {
-    let sock = SockRef::from(&*s);
+    let sock = SockRef::from(s);
     loop {
         let read = || sock.recv(&mut scratch.borrow_mut());
         match s.async_io(Interest::READABLE, read).await {
