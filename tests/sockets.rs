@@ -144,17 +144,13 @@ fn ten_thousand_connections_end_to_end() {
     );
     assert_eq!(sr["threads"].as_array().map(Vec::len), Some(1000));
     // Both sides count the bytes that crossed: the sender those acknowledged, the
-    // receiver those its kernel took in, each at its own window's edges. At one instant
-    // the sender cannot have more acknowledged than the receiver took in (what was
-    // written, 30 % to 110 % more here, would be). Bytes flow only in the sender's
-    // window (its workers go after its first edge, which follows the receiver's), so
-    // the sender can have more only by what moved after the receiver's last edge and
-    // before its own: each report gives its edges on the wall clock (one host here),
-    // tens of milliseconds apart on a quiet host, more where a side was starved. Each
-    // edge is read over 10,000 sockets: 1 % more for that. The sender has less by what
-    // the receiver's kernel had not yet acknowledged: within 0.5 % on a quiet machine,
-    // up to 9 % for a debug build beside two CPU-bound processes, where delayed
-    // acknowledgements pile up.
+    // receiver those its kernel took in, each at its own window's edges (the receiver's
+    // connections send the ACKs they owe up to its edges, so what it took in is what
+    // the sender sees acknowledged). What was written, 30 % to 110 % more here, would
+    // not match. They agree within 0.5 % (−0.2 to +0.06 % measured, debug build beside
+    // two CPU-bound processes included), beyond what moved while only one window was
+    // open: each report gives its edges on the wall clock (one host here), a few
+    // milliseconds apart.
     let bytes = |r: &serde_json::Value| r["totals"]["bytes"].as_u64().unwrap() as f64;
     let (delivered, received) = (bytes(sr), bytes(rr));
     let at = |r: &serde_json::Value, edge: &str| r[edge].as_f64().unwrap();
@@ -183,7 +179,7 @@ fn ten_thousand_connections_end_to_end() {
         )
     };
     assert!(
-        delivered <= received * 1.01 + lead && delivered >= received * 0.85 - lag,
+        delivered <= received * 1.005 + lead && delivered >= received * 0.995 - lag,
         "{}",
         figures()
     );

@@ -177,8 +177,11 @@ pub(crate) struct Sample {
 }
 
 impl WorkerState {
-    /// Samples the counters.
-    pub(crate) fn sample(&self) -> Sample {
+    /// Samples the counters. At a window's edge (`edge`), each connection this worker
+    /// reads first sends the acknowledgement it owes (see
+    /// `timeline::edge::keep_acks_current`), so that its peer's delivered count at the
+    /// peer's own edge stands where ours does.
+    pub(crate) fn sample(&self, edge: bool) -> Sample {
         // Delivered first: what was written by the time the counter is read covers it.
         let delivered = {
             let fds = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
@@ -195,7 +198,13 @@ impl WorkerState {
         // What the receiver's kernel holds unread was delivered too: the sender counts it.
         let unread: u64 = {
             let fds = self.receiving.lock().unwrap_or_else(|p| p.into_inner());
-            fds.iter().map(|&fd| crate::sys::socket::unread(fd)).sum()
+            let unread = |&fd: &std::os::fd::RawFd| {
+                if edge {
+                    crate::sys::socket::flush_ack(fd);
+                }
+                crate::sys::socket::unread(fd)
+            };
+            fds.iter().map(unread).sum()
         };
         Sample {
             bytes: delivered.unwrap_or(moved + unread),
@@ -203,6 +212,16 @@ impl WorkerState {
             ops,
             udp: self.udp.sample(),
         }
+    }
+
+    /// Has every connection this worker reads send the acknowledgement it owes now (see
+    /// `timeline::edge::keep_acks_current`); returns how many it asked.
+    pub(crate) fn flush_acks(&self) -> usize {
+        let fds = self.receiving.lock().unwrap_or_else(|p| p.into_inner());
+        for &fd in fds.iter() {
+            crate::sys::socket::flush_ack(fd);
+        }
+        fds.len()
     }
 
     /// Calls `each` with every open TCP connection's round-trip time in microseconds,

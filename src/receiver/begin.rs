@@ -95,7 +95,7 @@ pub(crate) async fn wait_for_senders(
         // that the answers leave right after the sample however busy the CPUs are (a
         // late answer would start the senders' windows late; the timeline drops it).
         affinity::prompt_wakeups(true);
-        let t0 = timeline::Edge::take(sync.all);
+        let t0 = timeline::Edge::before_traffic(sync.all);
         let mut started = Vec::with_capacity(waiting.len());
         for mut c in waiting.drain(..) {
             if c.send(Reply::Go.value()).await.is_ok() {

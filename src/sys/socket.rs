@@ -221,6 +221,17 @@ pub(crate) fn bytes_acked(fd: std::os::fd::RawFd) -> Option<u64> {
     read_tcp_info(fd).map(|i| i.tcpi_bytes_acked)
 }
 
+/// Sends a connection's pending acknowledgement now rather than when its delayed-ACK
+/// timer or its reader would (TCP_QUICKACK, which flushes an ACK that is due; the
+/// connection keeps acknowledging as before). `fd` must be a TCP socket its owner keeps
+/// open for the call; a failure only leaves the ACK to the kernel's own timing.
+pub(crate) fn flush_ack(fd: std::os::fd::RawFd) {
+    // SAFETY: the caller keeps `fd` open for the call (the workers' descriptor list).
+    #[allow(unsafe_code)]
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let _ = socket2::SockRef::from(&fd).set_tcp_quickack(true);
+}
+
 /// A connection's round-trip time in microseconds from TCP_INFO: the smoothed RTT of
 /// a sending socket, or the receiver's own estimate (`tcpi_rcv_rtt`) when `receiving`.
 /// `fd` must be a TCP socket its owner keeps open for the call.

@@ -4,11 +4,12 @@
 //! of the measurement window and returns them: the window is the only thing counted.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
-use crate::data::Sample;
+use crate::data::{Sample, WorkerState};
 use crate::sys::{Snapshot, affinity};
 
 mod edge;
@@ -192,7 +193,13 @@ pub(crate) async fn run<M: Monitor>(
     if !plan.warmup.is_zero() {
         go();
     }
-    if let Some(ev) = wait_until(Some(t0 + plan.warmup), mon, Phase::Warmup).await {
+    let warmed = t0 + plan.warmup;
+    // A receiver's first pass, before any byte flowed, tells how long a pass takes.
+    let pass = match &clock {
+        Start::Sampled(edge) => edge.pass,
+        Start::At(_) => Duration::ZERO,
+    };
+    if let Some(ev) = wait_flushed(warmed, (workers, pass), mon, Phase::Warmup).await {
         return Window::empty(Edge::take(workers), &plan, ways, ev);
     }
     if !plan.warmup.is_zero() {
@@ -208,7 +215,8 @@ pub(crate) async fn run<M: Monitor>(
     let held = release.is_some() && plan.warmup.is_zero();
     let m0 = if held { t0 } else { opening.at };
     let opened = opening.wall - opening.at.saturating_duration_since(m0);
-    let (start, sys_start, lead) = (opening.samples, opening.sys, opening.lead);
+    let (start, sys_start) = (opening.samples, opening.sys);
+    let (lead, pass, reads) = (opening.lead, opening.pass, opening.reads);
     edge::latency_window(workers, true);
     if plan.warmup.is_zero() {
         go();
@@ -216,7 +224,14 @@ pub(crate) async fn run<M: Monitor>(
     // The last edge begins early by as much as the first took to reach its instant, so
     // that it lies on the planned end.
     let end_at = plan.measure.map(|d| m0 + d.saturating_sub(lead));
-    let (ev, measured) = measure(m0, end_at, &plan, &start, ways, mon, progress).await;
+    let close = Close {
+        at: end_at,
+        flush_at: end_at.and_then(|e| edge::acks_from(e, pass)),
+        pass,
+        reads,
+        lead,
+    };
+    let (ev, measured) = measure(m0, close, &plan, &start, ways, mon, progress).await;
     let closing = Edge::take(workers);
     edge::latency_window(workers, false);
     normal_priority.take();
@@ -284,7 +299,7 @@ impl<F: FnMut()> Drop for Defer<F> {
 /// `STALL_STEP` and reporting every interval, each way on its own.
 async fn measure<M: Monitor>(
     m0: Instant,
-    end_at: Option<Instant>,
+    close: Close,
     plan: &Plan,
     start: &[Sample],
     ways: &Ways,
@@ -303,9 +318,10 @@ async fn measure<M: Monitor>(
     let mut last = start.to_vec();
     let mut last_t = 0.0;
     let mut report_at = every.map(|e| m0 + e);
+    let (mut end_at, mut flush_at) = (close.at, close.flush_at);
     loop {
         let step = Instant::now() + STALL_STEP;
-        let target = [Some(step), end_at, report_at]
+        let target = [Some(step), end_at, report_at, flush_at]
             .into_iter()
             .flatten()
             .min()
@@ -317,6 +333,15 @@ async fn measure<M: Monitor>(
             rtts.look(Instant::now(), mine);
         }
         let done = ev.is_some() || end_at.is_some_and(|e| Instant::now() >= e);
+        if !done
+            && let (Some(f), Some(end)) = (flush_at, end_at)
+            && Instant::now() >= f
+        {
+            end_at = Some(
+                end - close.earlier(edge::keep_acks_current(workers, end, close.pass), workers),
+            );
+            flush_at = None;
+        }
         let due = report_at.is_some_and(|r| Instant::now() >= r);
         let t = m0.elapsed().as_secs_f64();
         // The last, possibly shorter, interval ends with the measurement, however it ends.
@@ -353,6 +378,57 @@ async fn measure<M: Monitor>(
             return (ev, measured);
         }
     }
+}
+
+/// When the measurement ends, and when its connections begin to keep their
+/// acknowledgements current ahead of that (see `edge::keep_acks_current`).
+struct Close {
+    at: Option<Instant>,
+    flush_at: Option<Instant>,
+    /// How long the first edge's pass over the connections took, how long after it
+    /// began the mean instant of its reads lay, and how long after its call.
+    pass: Duration,
+    reads: Duration,
+    lead: Duration,
+}
+
+impl Close {
+    /// How much earlier than planned the last edge begins, so that the mean instant of
+    /// its reads lies on its instant, given how long the last of `keep_acks_current`'s
+    /// passes took (None: this side sends no ACKs).
+    fn earlier(&self, acks: Option<Duration>, workers: &[Arc<WorkerState>]) -> Duration {
+        match acks {
+            // The last edge's pass sends what is owed too, and reads the counters: the
+            // mean instant of its reads lies about one of these passes after it begins
+            // (measured at 10,000 connections).
+            Some(pass) => pass.saturating_sub(self.lead),
+            // Its mean lies half a pass in, and a pass now takes what a rehearsal takes.
+            None => (edge::rehearse(workers) / 2).saturating_sub(self.reads),
+        }
+    }
+}
+
+/// Waits until `deadline`, keeping the acknowledgements of the workers' connections
+/// current for `edge::ACK_AHEAD` before it (an edge follows); returns the event that
+/// came first, if any.
+async fn wait_flushed<M: Monitor>(
+    deadline: Instant,
+    (workers, pass): (&[Arc<WorkerState>], Duration),
+    mon: &mut M,
+    phase: Phase,
+) -> Option<Event> {
+    if let Some(flush) = edge::acks_from(deadline, pass)
+        && flush > Instant::now()
+    {
+        if let Some(ev) = wait_until(Some(flush), mon, phase).await {
+            return Some(ev);
+        }
+        if let Some(pass) = edge::keep_acks_current(workers, deadline, pass) {
+            // The edge's own pass sends what is owed too: see `measure`.
+            return wait_until(Some(deadline - pass), mon, phase).await;
+        }
+    }
+    wait_until(Some(deadline), mon, phase).await
 }
 
 /// Waits until `deadline` (None = forever); returns the event that came first, if any.
