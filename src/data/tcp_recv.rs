@@ -55,6 +55,8 @@ pub(crate) fn recv_worker(
         let accept = async {
             listener.set_nonblocking(true)?;
             let listener = tokio::net::TcpListener::from_std(listener)?;
+            // Declared after `listener`, so dropped before it closes.
+            let _listed = Listening::register(&me, listener.as_raw_fd());
             loop {
                 tokio::select! {
                     r = listener.accept() => match r {
@@ -456,6 +458,23 @@ impl Drop for Pouring<'_> {
         self.out.retired.fetch_add(acked, Ordering::AcqRel);
         fds.retain(|&x| x != self.fd);
         self.out.open.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// A receiver worker's listener while it is open: listed in `WorkerState::listening`,
+/// withdrawn (under its lock) before the listener closes.
+struct Listening<'a>(&'a WorkerState);
+
+impl<'a> Listening<'a> {
+    fn register(me: &'a WorkerState, fd: std::os::fd::RawFd) -> Self {
+        *me.listening.lock().unwrap_or_else(|p| p.into_inner()) = Some(fd);
+        Self(me)
+    }
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        *self.0.listening.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
 

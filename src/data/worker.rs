@@ -83,6 +83,11 @@ pub(crate) struct WorkerState {
     /// The worker's calls are connections opened (sender) or accepted (receiver) by a
     /// connection-rate test (`--connect-rate`), each one call of no bytes.
     pub connect_rate: AtomicBool,
+    /// TCP receiver: its listener's descriptor while it is open (cleared under this
+    /// lock before it closes); in a connection-rate test `sample` adds the connections
+    /// its kernel has established but the worker has not yet accepted, as it adds the
+    /// bytes a connection holds unread.
+    pub listening: Mutex<Option<std::os::fd::RawFd>>,
     /// Request/response: the request size its connections use (a receiver learns it
     /// from their headers); 0 in a stream test.
     pub rr_size: AtomicU64,
@@ -206,10 +211,16 @@ impl WorkerState {
             };
             fds.iter().map(unread).sum()
         };
+        let queued = if self.connect_rate.load(Ordering::Acquire) {
+            let fd = self.listening.lock().unwrap_or_else(|p| p.into_inner());
+            fd.and_then(crate::sys::socket::accept_queue).unwrap_or(0)
+        } else {
+            0
+        };
         Sample {
             bytes: delivered.unwrap_or(moved + unread),
             written: delivered.map(|_| moved),
-            ops,
+            ops: ops + queued,
             udp: self.udp.sample(),
         }
     }

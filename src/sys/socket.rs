@@ -232,6 +232,13 @@ pub(crate) fn flush_ack(fd: std::os::fd::RawFd) {
     let _ = socket2::SockRef::from(&fd).set_tcp_quickack(true);
 }
 
+/// Connections a listening socket's kernel has established that wait to be accepted
+/// (TCP_INFO's `tcpi_unacked` on a listener). `fd` must be a TCP listener its owner keeps
+/// open for the call.
+pub(crate) fn accept_queue(fd: std::os::fd::RawFd) -> Option<u64> {
+    read_tcp_info(fd).map(|i| u64::from(i.tcpi_unacked))
+}
+
 /// A connection's round-trip time in microseconds from TCP_INFO: the smoothed RTT of
 /// a sending socket, or the receiver's own estimate (`tcpi_rcv_rtt`) when `receiving`.
 /// `fd` must be a TCP socket its owner keeps open for the call.
