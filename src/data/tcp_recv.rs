@@ -19,7 +19,7 @@ use crate::sys::affinity;
 
 use super::header::{self, Header, Opening};
 use super::plan::{Flows, RecvPlan, filled};
-use super::worker::{FinishGuard, WorkerState, runtime};
+use super::worker::{FinishGuard, Listening, WorkerState, runtime};
 
 /// Body of a receiver worker thread: accept on `listener` and drain every connection the
 /// gate admits until `stop`, counting each connection in `flows` when its first bytes
@@ -458,23 +458,6 @@ impl Drop for Pouring<'_> {
         self.out.retired.fetch_add(acked, Ordering::AcqRel);
         fds.retain(|&x| x != self.fd);
         self.out.open.fetch_sub(1, Ordering::Release);
-    }
-}
-
-/// A receiver worker's listener while it is open: listed in `WorkerState::listening`,
-/// withdrawn (under its lock) before the listener closes.
-struct Listening<'a>(&'a WorkerState);
-
-impl<'a> Listening<'a> {
-    fn register(me: &'a WorkerState, fd: std::os::fd::RawFd) -> Self {
-        *me.listening.lock().unwrap_or_else(|p| p.into_inner()) = Some(fd);
-        Self(me)
-    }
-}
-
-impl Drop for Listening<'_> {
-    fn drop(&mut self) {
-        *self.0.listening.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
 

@@ -313,3 +313,20 @@ pub(super) fn runtime() -> io::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
 }
+
+/// A receiver worker's listener while it is open: listed in `WorkerState::listening`,
+/// withdrawn (under its lock) before the listener closes.
+pub(super) struct Listening<'a>(&'a WorkerState);
+
+impl<'a> Listening<'a> {
+    pub(super) fn register(me: &'a WorkerState, fd: std::os::fd::RawFd) -> Self {
+        *me.listening.lock().unwrap_or_else(|p| p.into_inner()) = Some(fd);
+        Self(me)
+    }
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        *self.0.listening.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
