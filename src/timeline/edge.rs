@@ -58,8 +58,9 @@ pub(crate) fn rehearse(workers: &[Arc<WorkerState>]) -> Duration {
     began.elapsed()
 }
 
-/// When `keep_acks_current` begins before an edge whose passes take `pass`: at least
-/// `ACK_AHEAD` before it, and early enough for two passes.
+/// When `keep_acks_current` begins before an edge whose first edge's pass took `pass`:
+/// at least `ACK_AHEAD` before it, and four such passes before it (a pass that sends
+/// ACKs took up to about twice as long as one that only reads, so room for two).
 pub(crate) fn acks_from(edge: Instant, pass: Duration) -> Option<Instant> {
     edge.checked_sub(ACK_AHEAD.max(4 * pass))
 }
@@ -105,10 +106,10 @@ impl Edge {
     /// sampling that stalled early counts as late as the bytes it read. Each connection
     /// this side reads first sends the ACK it owes (see `keep_acks_current`).
     pub(crate) fn take(workers: &[Arc<WorkerState>]) -> Self {
-        let (edge, mean) = Self::sampled(workers, true);
+        let edge = Self::sampled(workers, true);
         Self {
-            at: edge.at + mean,
-            wall: edge.wall + mean,
+            at: edge.at + edge.reads,
+            wall: edge.wall + edge.reads,
             ..edge
         }
     }
@@ -117,7 +118,7 @@ impl Edge {
     /// tells its senders to go): nothing moves during the pass, so the edge lies at its
     /// end, as close as this side can be to the instant its senders start.
     pub(crate) fn before_traffic(workers: &[Arc<WorkerState>]) -> Self {
-        let (edge, _) = Self::sampled(workers, false);
+        let edge = Self::sampled(workers, false);
         Self {
             at: edge.at + edge.pass,
             wall: edge.wall + edge.pass,
@@ -126,8 +127,8 @@ impl Edge {
     }
 
     /// Samples every worker (`edge`: see `WorkerState::sample`); `at` and `wall` are
-    /// when the pass began, with the mean instant of its reads beside it.
-    fn sampled(workers: &[Arc<WorkerState>], edge: bool) -> (Self, Duration) {
+    /// when the pass began (`reads` after it, the mean instant of its reads).
+    fn sampled(workers: &[Arc<WorkerState>], edge: bool) -> Self {
         let called = Instant::now();
         let sys = Snapshot::now();
         let (began, wall) = (Instant::now(), SystemTime::now());
@@ -143,7 +144,7 @@ impl Edge {
             })
             .collect();
         let (pass, mean) = (began.elapsed(), placed.mean());
-        let edge = Self {
+        Self {
             at: began,
             wall,
             lead: (began + mean).saturating_duration_since(called),
@@ -151,8 +152,7 @@ impl Edge {
             reads: mean,
             samples,
             sys,
-        };
-        (edge, mean)
+        }
     }
 }
 
