@@ -194,6 +194,12 @@ fn a_multi_client_receiver_counts_two_senders_at_once() {
     let (ad, bd, rd) = (json(&ao), json(&b), json(&ro));
     assert_connect_rate(&ad, &rd);
     assert_connect_rate(&bd, &rd);
+    eprintln!(
+        "connections: sender a {}, sender b {}, receiver {}",
+        connections(&ad),
+        connections(&bd),
+        connections(&rd)
+    );
     assert_close(
         connections(&ad) + connections(&bd),
         connections(&rd),
