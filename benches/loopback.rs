@@ -2,7 +2,8 @@
 //! between two network namespaces joined by a veth pair: GRO and a driver's path), the same
 //! number of streams, interleaved, after waiting for an idle machine, repeated; medians
 //! and ratios printed. Run: `cargo bench --bench loopback -- [--seconds 5] [--reps 3]
-//! [--streams 1,2,4] [--zero-copy] [--placements] [--udp] [--veth] [--baseline PATH]`.
+//! [--streams 1,2,4] [--zero-copy] [--placements] [--rx-sizes 16K,32K] [--udp] [--veth]
+//! [--baseline PATH]`.
 //! `--udp` compares UDP instead: receiver goodput of unlimited 1472-byte datagrams, ntttcp `-u` against iperf3
 //! `-u -b 0`. `--baseline PATH` adds another ntttcp binary (say, a release build of an
 //! earlier commit) run with the default flags, so a change is measured before and after in
@@ -15,14 +16,18 @@
 //! `--io async` (a tokio runtime per worker; how the default was chosen), and with
 //! `--zero-copy` also its opt-in copy-avoiding paths (`-Z` sendfile on the sender,
 //! `--skip-rx-copy` MSG_TRUNC on the receiver, and both), whose gain is the ratio to the
-//! default column. `--placements` adds each `--placement` (where `*` puts the workers).
+//! default column. `--placements` adds each `--placement` (where `*` puts the workers),
+//! `--rx-sizes` a receiver reading with each `-b` size.
 
 mod args;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BASE_PORT: u16 = 39001;
+/// 6001-9000: below Linux's default ephemeral range (32768-60999), so no outgoing
+/// connection of this host holds one of them (as one may, even in TIME_WAIT, above it)
+/// when a receiver binds it, and below the ports the tests take (10000-31999).
+const BASE_PORT: u16 = 6001;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -33,44 +38,8 @@ fn main() {
         .split(',')
         .map(|s| s.parse().expect("--streams 1,2,4"))
         .collect();
-    let has = |tool: &str| {
-        Command::new(tool)
-            .arg("-v")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok()
-    };
     let udp = args::has(&args, "--udp");
-    let mut tools: Vec<Tool> = NTTTCP[..2].iter().copied().map(Tool::Ntttcp).collect();
-    if args::has(&args, "--zero-copy") {
-        tools.extend(NTTTCP[2..].iter().copied().map(Tool::Ntttcp));
-    }
-    if args::has(&args, "--placements") {
-        tools.extend(PLACEMENTS.iter().copied().map(Tool::Ntttcp));
-    }
-    // Leaked once: a `Tool` is `Copy` and names its binary for the whole run.
-    let baseline: Option<&'static str> = args
-        .iter()
-        .position(|a| a == "--baseline")
-        .and_then(|i| args.get(i + 1))
-        .map(|p| &*Box::leak(p.clone().into_boxed_str()));
-    if let Some(bin) = baseline {
-        tools.push(Tool::Baseline(bin));
-    }
-    let mut peers = vec![("iperf", Tool::Iperf2), ("iperf3", Tool::Iperf3(false))];
-    if udp {
-        // 1472-byte datagrams (a 1500-byte MTU's worth) as fast as each tool sends.
-        tools = vec![Tool::Ntttcp(UDP), Tool::Ntttcp(UDP_ONE_BY_ONE)];
-        peers = vec![("iperf3", Tool::Iperf3(true))];
-    }
-    for (name, tool) in peers {
-        if has(name) {
-            tools.push(tool);
-        } else {
-            println!("skipping {name}: not installed (apt-get install {name})");
-        }
-    }
+    let tools = tools(&args, udp);
     let _path = if args::has(&args, "--veth") {
         Some(Namespaces::new().unwrap_or_else(|e| panic!("--veth: {e}")))
     } else {
@@ -85,17 +54,19 @@ fn main() {
     println!(
         "{path} benchmark: {seconds} s runs, {reps} reps, streams {streams:?}, {cpus} CPUs at {mhz} MHz"
     );
+    let stride = streams.iter().max().copied().unwrap_or(1) + 2;
     // results[stream index][tool index] = (Gbit/s, c/B) per rep
     let mut results = vec![vec![Vec::new(); tools.len()]; streams.len()];
     for rep in 0..reps {
         for (si, &n) in streams.iter().enumerate() {
             for (ti, tool) in tools.iter().enumerate() {
                 wait_idle();
-                let port = BASE_PORT + (rep * 100 + si * 20 + ti * 5) as u16 % 900;
+                // Every run its own ports (ntttcp's sync port is the one below `-p`).
+                let run = (rep * streams.len() + si) * tools.len() + ti;
+                let port = BASE_PORT + (run * stride % 3_000) as u16;
                 match tool.run(n, seconds, port) {
-                    Ok(bytes_per_s_and_cpu) => {
-                        let (bps, busy, secs) = bytes_per_s_and_cpu;
-                        let cb = busy * cpus as f64 * mhz * 1e6 * secs / (bps * secs);
+                    Ok((bps, busy, _)) => {
+                        let cb = busy * cpus as f64 * mhz * 1e6 / bps;
                         let gbit = bps * 8.0 / 1e9;
                         println!(
                             "rep {rep} streams {n} {:<16} {gbit:7.2} Gbit/s  {cb:5.2} c/B",
@@ -108,10 +79,61 @@ fn main() {
             }
         }
     }
+    summary(&tools, &streams, &results, udp);
+}
+
+/// What to run: ntttcp's default first (the ratios are against it), its variants, then
+/// the peers that are installed.
+fn tools(args: &[String], udp: bool) -> Vec<Tool> {
+    if udp {
+        // 1472-byte datagrams (a 1500-byte MTU's worth) as fast as each tool sends.
+        let mut tools = vec![Tool::Ntttcp(UDP), Tool::Ntttcp(UDP_ONE_BY_ONE)];
+        tools.extend(peer("iperf3", Tool::Iperf3(true)));
+        return tools;
+    }
+    let mut tools: Vec<Tool> = NTTTCP[..2].iter().copied().map(Tool::Ntttcp).collect();
+    if args::has(args, "--zero-copy") {
+        tools.extend(NTTTCP[2..].iter().copied().map(Tool::Ntttcp));
+    }
+    if args::has(args, "--placements") {
+        tools.extend(PLACEMENTS.iter().copied().map(Tool::Ntttcp));
+    }
+    // Leaked once: a `Tool` is `Copy` and names its flags and binary for the whole run.
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let sizes = args::opt(args, "--rx-sizes", "");
+    for size in sizes.split(',').filter(|s| !s.is_empty()) {
+        let name = leak(format!("ntttcp rx -b {size}"));
+        tools.push(Tool::Ntttcp((name, "", leak(format!("-b {size}")))));
+    }
+    let baseline = args::opt(args, "--baseline", "");
+    if !baseline.is_empty() {
+        tools.push(Tool::Baseline(leak(baseline)));
+    }
+    tools.extend(peer("iperf", Tool::Iperf2));
+    tools.extend(peer("iperf3", Tool::Iperf3(false)));
+    tools
+}
+
+/// `tool` if the peer program `name` is installed.
+fn peer(name: &str, tool: Tool) -> Option<Tool> {
+    let installed = Command::new(name)
+        .arg("-v")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if !installed {
+        println!("skipping {name}: not installed (apt-get install {name})");
+    }
+    installed.then_some(tool)
+}
+
+/// Prints the medians per stream count, with the spread of the runs, and the ratios.
+fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<(f64, f64)>>], udp: bool) {
     println!();
     print!("{:<8}", "streams");
-    for t in &tools {
-        print!(" {:>22}", t.name());
+    for t in tools {
+        print!(" {:>34}", t.name());
     }
     println!("   ntttcp/iperf2  ntttcp/iperf3  (variants: variant / ntttcp)");
     for (si, &n) in streams.iter().enumerate() {
@@ -119,15 +141,16 @@ fn main() {
         let med: Vec<(f64, f64)> = results[si]
             .iter()
             .map(|r| {
-                (
-                    median(r.iter().map(|x| x.0).collect()),
-                    median(r.iter().map(|x| x.1).collect()),
-                )
+                let g: Vec<f64> = r.iter().map(|x| x.0).collect();
+                let (lo, hi) = spread(&g);
+                let c = median(r.iter().map(|x| x.1).collect());
+                print!(
+                    " {:>9.2} ({lo:.1}-{hi:.1}) Gb/s {c:>5.2} c/B",
+                    median(g.clone())
+                );
+                (median(g), c)
             })
             .collect();
-        for (g, c) in &med {
-            print!(" {:>9.2} Gb/s {:>5.2} c/B", g, c);
-        }
         let ours = med[0].0;
         let ratio = |t: Tool| {
             tools
@@ -144,6 +167,13 @@ fn main() {
         }
         println!();
     }
+}
+
+/// The lowest and highest of `v` (0, 0 for none).
+fn spread(v: &[f64]) -> (f64, f64) {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if v.is_empty() { (0.0, 0.0) } else { (lo, hi) }
 }
 
 /// An ntttcp configuration: (column name, extra sender flags, extra receiver flags).
