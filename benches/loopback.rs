@@ -68,7 +68,7 @@ fn main() {
                 let run = (rep * streams.len() + si) * tools.len() + ti;
                 let port = BASE_PORT + (run * stride % 3_000) as u16;
                 match tool.run(n, seconds, port) {
-                    Ok((bps, busy, _)) => {
+                    Ok((bps, busy)) => {
                         let cb = busy * cpus as f64 * mhz * 1e6 / bps;
                         let gbit = bps * 8.0 / 1e9;
                         println!(
@@ -146,12 +146,9 @@ fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<(f64, f64)>>], 
             .map(|r| {
                 let g: Vec<f64> = r.iter().map(|x| x.0).collect();
                 let (lo, hi) = spread(&g);
-                let c = median(r.iter().map(|x| x.1).collect());
-                print!(
-                    " {:>9.2} ({lo:.1}-{hi:.1}) Gb/s {c:>5.2} c/B",
-                    median(g.clone())
-                );
-                (median(g), c)
+                let (m, c) = (median(g), median(r.iter().map(|x| x.1).collect()));
+                print!(" {m:>9.2} ({lo:.1}-{hi:.1}) Gb/s {c:>5.2} c/B");
+                (m, c)
             })
             .collect();
         let ours = med[0].0;
@@ -174,9 +171,11 @@ fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<(f64, f64)>>], 
 
 /// The lowest and highest of `v` (0, 0 for none).
 fn spread(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if v.is_empty() { (0.0, 0.0) } else { (lo, hi) }
+    (lo, v.iter().copied().fold(lo, f64::max))
 }
 
 /// An ntttcp configuration: (column name, extra sender flags, extra receiver flags).
@@ -240,8 +239,8 @@ impl Tool {
         }
     }
 
-    /// Runs one measurement; returns (bytes/s, busy fraction, client seconds).
-    fn run(&self, n: usize, secs: u32, port: u16) -> Result<(f64, f64, f64), String> {
+    /// Runs one measurement; returns (bytes/s, busy fraction while the client ran).
+    fn run(&self, n: usize, secs: u32, port: u16) -> Result<(f64, f64), String> {
         match self {
             Self::Ntttcp((_, tx_opts, rx_opts)) => {
                 let ntttcp = env!("CARGO_BIN_EXE_ntttcp");
@@ -252,7 +251,7 @@ impl Tool {
                 let _srv = Guard(spawn(Rx, "iperf", &format!("-s -p {port}"))?);
                 std::thread::sleep(Duration::from_millis(500));
                 let args = format!("-c {} -p {port} -P {n} -t {secs} -y C", target());
-                let (out, busy, wall) = timed(|| output(Tx, "iperf", &args))?;
+                let (out, busy) = timed(|| output(Tx, "iperf", &args))?;
                 // CSV: the last field is bits/s, field 5 the stream id. Some versions add
                 // a sum line with id -1; 2.1.8 does not, so sum the streams then.
                 let lines: Vec<(String, f64)> = out
@@ -271,7 +270,7 @@ impl Tool {
                     Some((_, sum)) => *sum,
                     None => lines.iter().map(|(_, b)| b).sum(),
                 };
-                Ok((rate / 8.0, busy, wall))
+                Ok((rate / 8.0, busy))
             }
             Self::Iperf3(udp) => {
                 let udp = if *udp { " -u -b 0 -l 1472" } else { "" };
@@ -281,7 +280,7 @@ impl Tool {
                     })
                     .collect::<Result<_, _>>()?;
                 std::thread::sleep(Duration::from_millis(500));
-                let (outs, busy, wall) = timed(|| {
+                let (outs, busy) = timed(|| {
                     let clients: Vec<Child> = (0..n)
                         .map(|i| {
                             let (to, p) = (target(), port + i as u16);
@@ -302,13 +301,13 @@ impl Tool {
                         .as_f64()
                         .ok_or("iperf3 JSON lacks end.sum_received")?;
                 }
-                Ok((bps / 8.0, busy, wall))
+                Ok((bps / 8.0, busy))
             }
         }
     }
 }
 
-/// One ntttcp pair on 127.0.0.1: (receiver bytes/s, busy fraction, sender seconds).
+/// One ntttcp pair on the path: (receiver bytes/s, busy fraction while the sender ran).
 fn run_ntttcp(
     bin: &str,
     n: usize,
@@ -316,12 +315,12 @@ fn run_ntttcp(
     port: u16,
     tx_opts: &str,
     rx_opts: &str,
-) -> Result<(f64, f64, f64), String> {
+) -> Result<(f64, f64), String> {
     let common = format!("-m {n},*,{} -p {port} -t {secs}", target());
     let rx = Guard(spawn(Rx, bin, &format!("-r {common} {rx_opts}"))?);
-    let (_, busy, wall) = timed(|| output(Tx, bin, &format!("-s {common} {tx_opts}")))?;
+    let (_, busy) = timed(|| output(Tx, bin, &format!("-s {common} {tx_opts}")))?;
     let out = wait_output(rx, Duration::from_secs(secs as u64 + 15))?;
-    Ok((ntttcp_receiver_rate(&out)?, busy, wall))
+    Ok((ntttcp_receiver_rate(&out)?, busy))
 }
 
 /// Receiver bytes/s from ntttcp's Totals row (MB/s is 2^20 bytes per second).
@@ -372,16 +371,14 @@ fn wait_output(mut g: Guard, limit: Duration) -> Result<String, String> {
     Ok(s)
 }
 
-/// Runs `f`, returning its result with the system busy fraction and wall seconds.
-fn timed<T>(f: impl FnOnce() -> Result<T, String>) -> Result<(T, f64, f64), String> {
+/// Runs `f`, returning its result with the system busy fraction while it ran.
+fn timed<T>(f: impl FnOnce() -> Result<T, String>) -> Result<(T, f64), String> {
     let a = cpu_ticks();
-    let t = Instant::now();
     let r = f()?;
-    let wall = t.elapsed().as_secs_f64();
     let b = cpu_ticks();
     let total = (b.0 - a.0) as f64;
     let idle = (b.1 - a.1) as f64;
-    Ok((r, if total > 0.0 { 1.0 - idle / total } else { 0.0 }, wall))
+    Ok((r, if total > 0.0 { 1.0 - idle / total } else { 0.0 }))
 }
 
 /// (total, idle+iowait) ticks of the aggregate /proc/stat line.
