@@ -346,6 +346,68 @@ fn ipv6_between_namespaces_with_source_address() {
 }
 
 #[test]
+fn sendfile_across_namespaces_and_copies_to_an_own_address() {
+    let _ports = Ports::take(1);
+    let Some(h) = TwoHosts::new("zc", 15) else {
+        return;
+    };
+    let dir = crate::util::Scratch::new("sendfile-netns");
+    let x = dir.file("s.xml");
+    // Across the veth pair -Z sends with sendfile(), and every report says so.
+    let r = spawn_in(
+        &h.b,
+        "receiver",
+        &ports_in(&format!("-r {} -P 1 -p @1 -t 2 --format json", h.ip_b)),
+    );
+    let s = spawn_in(
+        &h.a,
+        "sender",
+        &ports_in(&format!(
+            "-s {} -P 1 -p @1 -t 2 -Z --format json -x {}",
+            h.ip_b,
+            x.display()
+        )),
+    );
+    let so = s.wait(Duration::from_secs(30));
+    let ro = r.wait(Duration::from_secs(30));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+    assert!(!so.stderr.contains("sending with copies"), "{}", so.stderr);
+    let doc = |o: &Output| -> serde_json::Value { serde_json::from_str(&o.stdout).expect("JSON") };
+    let (sd, rd) = (doc(&so), doc(&ro));
+    let bytes = |d: &serde_json::Value| d["reports"][0]["totals"]["bytes"].as_u64().unwrap() as f64;
+    assert!(bytes(&rd) > 1e7, "{}", bytes(&rd));
+    assert_close(bytes(&sd), bytes(&rd), 1.0, "sendfile sender vs receiver");
+    assert_eq!(sd["reports"][0]["params"]["zero_copy"]["sendfile"], true);
+    assert_eq!(rd["reports"][0]["params"]["zero_copy"]["sendfile"], false);
+    assert!(
+        dir.read("s.xml")
+            .contains("<zero_copy_sendfile>True</zero_copy_sendfile>")
+    );
+
+    // A sender beside its receiver, towards the namespace's own veth address: that
+    // connection stays on the loopback device, so the sender copies and says so.
+    let r = spawn_in(
+        &h.b,
+        "receiver",
+        &ports_in(&format!("-r {} -P 1 -p @3 -t 1", h.ip_b)),
+    );
+    let s = spawn_in(
+        &h.b,
+        "sender",
+        &ports_in(&format!("-s {} -P 1 -p @3 -t 1 -Z --format json", h.ip_b)),
+    );
+    let so = s.wait(Duration::from_secs(30));
+    let ro = r.wait(Duration::from_secs(30));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+    let own = format!("-Z: the receiver ({}) is on this host", h.ip_b);
+    assert!(so.stderr.contains(&own), "{}", so.stderr);
+    assert_eq!(
+        doc(&so)["reports"][0]["params"]["zero_copy"]["sendfile"],
+        false
+    );
+}
+
+#[test]
 fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
     let _ports = Ports::take(1);
     let Some(h) = TwoHosts::new("ud", 8) else {

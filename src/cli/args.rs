@@ -97,7 +97,8 @@ pub(crate) struct Cli {
     pub udp: bool,
 
     /// Sender: send from an in-memory file with sendfile() (zero-copy; changes what is
-    /// measured, and every report says so).
+    /// measured, and every report says so). Towards this host's own addresses, where
+    /// sendfile() costs more than it saves, the sender copies and says so.
     #[arg(
         short = 'Z',
         long = "sendfile",

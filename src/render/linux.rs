@@ -42,7 +42,7 @@ pub(crate) fn extra_lines(r: &Report) -> Vec<String> {
         o.push(format!("test disturbed\t:{d}"));
     }
     let z = r.params.zero_copy;
-    if z.sendfile && r.side == Side::Sender {
+    if z.sendfile {
         o.push(
             "zero-copy\t:sendfile (-Z): data is not copied from user space; not comparable \
              with copying runs"

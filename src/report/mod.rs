@@ -155,7 +155,8 @@ pub(crate) struct Params {
     pub protocol: crate::config::Protocol,
     /// UDP: the kernel's segmentation (GSO) and coalescing (GRO) offloads were allowed.
     pub udp_offload: bool,
-    /// Zero-copy paths in use (they change what is measured).
+    /// Zero-copy paths in use (they change what is measured); sendfile only on the side
+    /// that sent with it.
     pub zero_copy: crate::config::ZeroCopy,
     /// Where the workers of `*` mappings ran (`--placement`).
     pub placement: crate::config::Placement,
@@ -165,8 +166,10 @@ pub(crate) struct Params {
 }
 
 impl Params {
-    /// The parameters of `cfg`.
-    pub(crate) fn of(cfg: &crate::config::Config) -> Self {
+    /// The parameters of `cfg` as `side` ran them.
+    pub(crate) fn of(cfg: &crate::config::Config, side: Side) -> Self {
+        let mut zero_copy = cfg.data.zero_copy;
+        zero_copy.sendfile &= side == Side::Sender;
         Self {
             send_size: cfg.data.send_size,
             recv_size: cfg.data.recv_size,
@@ -181,7 +184,7 @@ impl Params {
             timeout_ms: cfg.timeout.as_millis() as u64,
             protocol: cfg.data.protocol,
             udp_offload: cfg.data.udp_offload,
-            zero_copy: cfg.data.zero_copy,
+            zero_copy,
             placement: cfg.streams.placement,
             workload: cfg.data.workload,
         }

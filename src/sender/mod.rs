@@ -34,12 +34,14 @@ mod setup;
 mod sync;
 
 use monitor::{SenderMonitor, silences};
-use setup::{check_descriptors, resolve_targets, udp_plan};
+use setup::{check_descriptors, resolve_targets, udp_plan, zero_copy_plan};
 use sync::{ask_for_ports, end_test, exchange_tokens, handshake, request_start};
 
 /// Runs the sender side of one test: its report, or one per way (`--bidir`).
 pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
     let mut targets = resolve_targets(cfg)?;
+    let copying = zero_copy_plan(cfg, &targets, notes);
+    let cfg = copying.as_ref().unwrap_or(cfg);
     let payload = prepare(cfg, &targets, notes)?;
     if cfg.port_handout() {
         ask_for_ports(cfg, &mut targets).await?;
@@ -75,6 +77,7 @@ fn prepare(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Result<Arc
         data::Payload::new(
             cfg.data.send_size,
             cfg.data.zero_copy.sendfile && cfg.data.protocol == Protocol::Tcp,
+            cfg.sender_connections(),
         )
         .context("the send buffer (-b)")?,
     );

@@ -1,5 +1,6 @@
 //! What the sender checks and works out before its first connection: the receiver's
-//! addresses, the descriptors the run needs, and the UDP datagram size.
+//! addresses, the descriptors the run needs, whether `-Z` pays, and the UDP datagram
+//! size.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -9,6 +10,38 @@ use crate::config::{Config, IoMode, Protocol, Role, UsageError};
 use crate::data::udp;
 use crate::report::{Note, Notes};
 use crate::sys::limits;
+
+/// `-Z` when every receiver is on this host's own addresses: the sender copies instead,
+/// and says so (None: keep the configuration). Over the loopback device sendfile()
+/// costs more than the copy it saves: the kernel splices the file into the socket one
+/// 4 KiB page at a time (a page-cache lookup, a pipe buffer and a fragment each) and
+/// the receiver copies out of each fragment, where a copying sender fills 32 KiB
+/// pages (measured in docs/benchmarks.md).
+pub(super) fn zero_copy_plan(
+    cfg: &Config,
+    targets: &[SocketAddr],
+    notes: Notes<'_>,
+) -> Option<Config> {
+    let z = cfg.data.zero_copy;
+    if !z.sendfile || cfg.data.protocol != Protocol::Tcp {
+        return None;
+    }
+    if !targets
+        .iter()
+        .all(|t| crate::sys::host::is_own_address(t.ip()))
+    {
+        return None;
+    }
+    notes(Note::Warn(format!(
+        "-Z: the receiver ({}) is on this host, where sendfile() costs more than the copy \
+         it saves (the kernel splices the file in 4 KiB pages and the receiver copies \
+         each); sending with copies",
+        targets[0].ip()
+    )));
+    let mut c = cfg.clone();
+    c.data.zero_copy.sendfile = false;
+    Some(c)
+}
 
 /// Fails, before anything is connected, when the run would need more descriptors than
 /// this process may open, naming the number; the need is what is open now plus every

@@ -135,7 +135,7 @@ pub(crate) fn from_window(
     let mut r = report(Measured {
         side,
         host,
-        params: Params::of(cfg),
+        params: Params::of(cfg, side),
         buffer_len: match side {
             Side::Sender => cfg.data.send_size,
             Side::Receiver => cfg.data.recv_size,
