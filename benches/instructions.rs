@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 const PATHS: [(&str, &str); 6] = [
     ("tcp", ""),
     ("tcp-async", "--io async"),
-    ("tcp-sendfile", "-Z"),
+    ("tcp-sendfile", "-Z --sendfile-always"),
     ("tcp-skip-rx-copy", "--skip-rx-copy"),
     ("udp-offload", "-u"),
     ("udp-one-by-one", "-u --no-udp-offload"),

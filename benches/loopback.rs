@@ -209,11 +209,13 @@ const PLACEMENTS: [Variant; 3] = [
     ),
 ];
 
-/// The default first (ratios are against it), then the opt-in paths.
-const NTTTCP: [Variant; 5] = [
+/// The default first (ratios are against it), then the opt-in paths (`-Z` copies on
+/// loopback unless `--sendfile-always`).
+const NTTTCP: [Variant; 6] = [
     ("ntttcp", "", ""),
     ("ntttcp --io async", "--io async", ""),
     ("ntttcp -Z", "-Z", ""),
+    ("ntttcp -Z always", "-Z --sendfile-always", ""),
     ("ntttcp --skip-rx-copy", "", "--skip-rx-copy"),
     ("ntttcp -Z --skip-rx", "-Z", "--skip-rx-copy"),
 ];

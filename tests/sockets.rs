@@ -353,6 +353,18 @@ fn zero_copy_to_this_host_copies_and_every_report_says_what_ran() {
             && xml.contains("<zero_copy_skip_rx_copy>True</zero_copy_skip_rx_copy>"),
         "{xml}"
     );
+    // --sendfile-always keeps sendfile() on loopback, and the reports say so.
+    let o = run(
+        &ports_in("--loopback -P 1 -p @71 -t 1 -Z --sendfile-always --format linux"),
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(!o.stderr.contains("sending with copies"), "{}", o.stderr);
+    assert!(
+        o.stdout.contains("zero-copy\t:sendfile (-Z)"),
+        "{}",
+        o.stdout
+    );
     // Without them the parameter list is the original's.
     let plain = run("--loopback -P 1 -p @91 -t 1 --format linux", LIMIT);
     assert!(!plain.stdout.contains("zero-copy"), "{}", plain.stdout);

@@ -107,6 +107,15 @@ pub(crate) struct Cli {
     )]
     pub sendfile: bool,
 
+    /// With -Z: sendfile() also towards this host's own addresses, where it measures
+    /// slower than copying (without this flag the sender copies there).
+    #[arg(
+        long = "sendfile-always",
+        help_heading = "Socket options",
+        hide_short_help = true
+    )]
+    pub sendfile_always: bool,
+
     /// Receiver: discard received data with MSG_TRUNC instead of copying it (changes
     /// what is measured, and every report says so).
     #[arg(

@@ -58,6 +58,7 @@ pub(super) fn data_opts(
             sendfile: cli.sendfile,
             skip_rx_copy: cli.skip_rx_copy,
         },
+        sendfile_always: cli.sendfile_always,
         workload: match (cli.beyond.rr, cli.beyond.reverse, cli.beyond.bidir) {
             (Some(b), ..) => config::Workload::RequestResponse { size: b.0 as usize },
             (None, true, _) => config::Workload::Reverse,

@@ -304,6 +304,10 @@ fn usage_errors_name_the_flag_and_value() {
         ("-s 10.0.0.5 -u --io async", &["--io async", "UDP"]),
         ("-r -Z", &["--sendfile", "sender"]),
         (
+            "-s 10.0.0.5 --sendfile-always",
+            &["--sendfile-always", "-Z"],
+        ),
+        (
             "-s 10.0.0.5 --skip-rx-copy",
             &["--skip-rx-copy", "receiver"],
         ),

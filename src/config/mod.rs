@@ -205,6 +205,9 @@ pub(crate) struct DataOpts {
     pub udp_offload: bool,
     /// Zero-copy paths asked for.
     pub zero_copy: ZeroCopy,
+    /// `--sendfile-always`: `-Z` sends with sendfile() also towards this host's own
+    /// addresses.
+    pub sendfile_always: bool,
     /// What the connections carry (sender; a receiver learns it per connection).
     pub workload: Workload,
     /// Data-path style for sender workers.

@@ -26,6 +26,7 @@ fn config(ports: usize, n: u32, l: u32) -> Config {
             fit_datagrams: false,
             udp_offload: true,
             zero_copy: ZeroCopy::default(),
+            sendfile_always: false,
             workload: Workload::Stream,
             io_mode: IoMode::Auto,
             sockopts: SockOpts::default(),

@@ -23,7 +23,7 @@ pub(super) fn zero_copy_plan(
     notes: Notes<'_>,
 ) -> Option<Config> {
     let z = cfg.data.zero_copy;
-    if !z.sendfile || cfg.data.protocol != Protocol::Tcp {
+    if !z.sendfile || cfg.data.sendfile_always || cfg.data.protocol != Protocol::Tcp {
         return None;
     }
     if !targets
@@ -35,7 +35,7 @@ pub(super) fn zero_copy_plan(
     notes(Note::Warn(format!(
         "-Z: the receiver ({}) is on this host, where sendfile() costs more than the copy \
          it saves (the kernel splices the file in 4 KiB pages and the receiver copies \
-         each); sending with copies",
+         each); sending with copies (--sendfile-always keeps sendfile)",
         targets[0].ip()
     )));
     let mut c = cfg.clone();

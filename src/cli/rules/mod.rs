@@ -278,6 +278,9 @@ fn check_source(cli: &Cli, role: Role, threads: usize) -> Result<(), UsageError>
 /// Rules of UDP and the zero-copy paths.
 fn check_transport(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
     let err = |m: &str| Err(UsageError(m.into()));
+    if cli.sendfile_always && !cli.sendfile {
+        return err("--sendfile-always goes with -Z/--sendfile: add -Z or drop it");
+    }
     if cli.sendfile && role == Role::Receiver {
         return err("-Z/--sendfile applies to the sender: drop it on the receiver");
     }
