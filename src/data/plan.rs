@@ -66,12 +66,12 @@ pub(crate) enum Payload {
 
 /// Sends' worth of data in a `-Z` file (1 MiB with the default 128 KiB sends).
 const SPAN: usize = 8;
-/// The least size of a `-Z` file for one connection: more than it holds in flight (the
-/// sender's and the receiver's socket buffers, 4 MiB each by default), so that no page
-/// is in two of its packets at once. A smaller file has each page's reference count
-/// raised on the sender's CPU and dropped on the receiver's for several packets at a
-/// time; between two namespaces one stream measured x1.26-1.37 with this size against
-/// 1 MiB. Several connections on one shared file measured faster with 1 MiB
+/// The least size of a `-Z` file for one connection: more than the 4 MiB of its send
+/// buffer (Linux's default most), so that few pages are in two of its packets at once
+/// (the receiver's unread queue holds some more). A smaller file has each page's
+/// reference count raised on the sender's CPU and dropped on the receiver's for
+/// several packets at a time; between two namespaces one stream measured x1.26-1.37
+/// with this size against 1 MiB. Several connections on one shared file measured faster with 1 MiB
 /// (x0.80-0.91 with this size at two and four): there the larger file's pages no
 /// longer stay in the CPU caches.
 const ONE_CONNECTION_FILE: usize = 16 << 20;
@@ -183,4 +183,25 @@ pub(crate) struct RecvPlan {
     pub skip_copy: bool,
     /// How long a connection-rate test's connection is held for its sender to close it.
     pub timeout: std::time::Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Payload, file_span};
+
+    #[test]
+    fn one_connection_cycles_through_16_mib_and_several_share_1_mib() {
+        assert_eq!(file_span(128 << 10, 1), 128);
+        assert_eq!(file_span(128 << 10, 2), 8);
+        assert_eq!(file_span(4 << 20, 1), 8);
+        let p = Payload::new(128 << 10, true, 1).unwrap();
+        let Payload::File(f, size, span) = &p else {
+            panic!("-Z gives a file");
+        };
+        assert_eq!((*size, *span), (128 << 10, 128));
+        assert_eq!(f.metadata().unwrap().len(), 129 * (128 << 10));
+        let mut at = 127 * (128 << 10);
+        p.advance(&mut at, 128 << 10);
+        assert_eq!(at, 0, "the offset wraps at the span");
+    }
 }
