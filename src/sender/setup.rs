@@ -28,7 +28,7 @@ pub(super) fn zero_copy_plan(
     }
     if !targets
         .iter()
-        .all(|t| crate::sys::host::is_own_address(t.ip()))
+        .all(|t| crate::sys::net::is_local_address(t.ip().to_canonical()))
     {
         return None;
     }

@@ -1,7 +1,6 @@
-//! Who we are: the host name, the `uname -a` line the structured outputs carry, the
-//! CPUs the cycles-per-byte figures need and our own addresses. Sources: `sysinfo` for
-//! the host name, the CPUs (count and clock), this process's CPU time and the
-//! interfaces' addresses; `uname(2)` for the `uname -a` line (sysinfo has no kernel
+//! Who we are: the host name, the `uname -a` line the structured outputs carry, and the
+//! CPUs the cycles-per-byte figures need. Sources: `sysinfo` for the host name, the
+//! CPUs (count and clock) and this process's CPU time; `uname(2)` for the `uname -a` line (sysinfo has no kernel
 //! build string). The counters over a window come from /proc (`sys::Snapshot`), which
 //! sysinfo lacks.
 
@@ -10,18 +9,6 @@ use sysinfo::{CpuRefreshKind, RefreshKind, System};
 /// The host name (`computername` in the XML and JSON files).
 pub(crate) fn hostname() -> String {
     System::host_name().unwrap_or_else(|_| "unknown".into())
-}
-
-/// Whether `ip` is this host's own (a loopback address, or one of this network
-/// namespace's interfaces): a connection to it never leaves the loopback device. An
-/// interface list that cannot be read counts as "not ours".
-pub(crate) fn is_own_address(ip: std::net::IpAddr) -> bool {
-    let ip = ip.to_canonical();
-    ip.is_loopback()
-        || sysinfo::Networks::new_with_refreshed_list().is_ok_and(|list| {
-            list.values()
-                .any(|n| n.ip_networks().iter().any(|a| a.addr == ip))
-        })
 }
 
 /// The first line of `uname -a`: "Linux vm 6.18.44 #1 SMP ... x86_64 GNU/Linux".
@@ -82,18 +69,6 @@ pub(crate) fn local_hms() -> String {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn loopback_addresses_are_our_own_and_a_documentation_address_is_not() {
-        use super::is_own_address;
-        for own in ["127.0.0.1", "127.3.2.1", "::1", "::ffff:127.0.0.1"] {
-            assert!(is_own_address(own.parse().unwrap()), "{own}");
-        }
-        // TEST-NET-1 and the IPv6 documentation prefix are never assigned to a host.
-        for other in ["192.0.2.1", "2001:db8::1"] {
-            assert!(!is_own_address(other.parse().unwrap()), "{other}");
-        }
-    }
-
     #[test]
     fn local_time_is_hh_mm_ss() {
         let t = super::local_hms();

@@ -379,6 +379,9 @@ Udp: 5 0 0 5
     fn local_addresses() {
         assert!(is_local_address("127.0.0.1".parse().unwrap()));
         assert!(is_local_address("0.0.0.0".parse().unwrap()));
+        assert!(is_local_address("127.3.2.1".parse().unwrap()));
+        assert!(is_local_address("::1".parse().unwrap()));
+        assert!(!is_local_address("2001:db8::1".parse().unwrap()));
         // TEST-NET-3 documentation prefix: never assigned to a local interface.
         assert!(!is_local_address("203.0.113.77".parse().unwrap()));
     }
