@@ -21,11 +21,13 @@
 
 mod args;
 mod path;
+mod stats;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use path::{End, Namespaces, Rx, Tx, VETH, spawn, target};
+use stats::{Run, median, paired, spread};
 
 /// 6001-9000: below Linux's default ephemeral range (32768-60999), so no outgoing
 /// connection of this host holds one of them (as one may, even in TIME_WAIT, above it)
@@ -58,8 +60,8 @@ fn main() {
         "{path} benchmark: {seconds} s runs, {reps} reps, streams {streams:?}, {cpus} CPUs at {mhz} MHz"
     );
     let stride = streams.iter().max().copied().unwrap_or(1) + 2;
-    // results[stream index][tool index] = (Gbit/s, c/B) per rep
-    let mut results = vec![vec![Vec::new(); tools.len()]; streams.len()];
+    // results[stream index][tool index][rep] = (Gbit/s, c/B), None for a failed run
+    let mut results: Vec<Vec<Vec<Run>>> = vec![vec![Vec::new(); tools.len()]; streams.len()];
     for rep in 0..reps {
         for (si, &n) in streams.iter().enumerate() {
             for (ti, tool) in tools.iter().enumerate() {
@@ -75,9 +77,12 @@ fn main() {
                             "rep {rep} streams {n} {:<16} {gbit:7.2} Gbit/s  {cb:5.2} c/B",
                             tool.name()
                         );
-                        results[si][ti].push((gbit, cb));
+                        results[si][ti].push(Some((gbit, cb)));
                     }
-                    Err(e) => println!("rep {rep} streams {n} {}: failed: {e}", tool.name()),
+                    Err(e) => {
+                        println!("rep {rep} streams {n} {}: failed: {e}", tool.name());
+                        results[si][ti].push(None);
+                    }
                 }
             }
         }
@@ -132,7 +137,7 @@ fn peer(name: &str, tool: Tool) -> Option<Tool> {
 }
 
 /// Prints the medians per stream count, with the spread of the runs, and the ratios.
-fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<(f64, f64)>>], udp: bool) {
+fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>], udp: bool) {
     println!();
     print!("{:<8}", "streams");
     for t in tools {
@@ -144,6 +149,7 @@ fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<(f64, f64)>>], 
         let med: Vec<(f64, f64)> = results[si]
             .iter()
             .map(|r| {
+                let r: Vec<(f64, f64)> = r.iter().flatten().copied().collect();
                 let g: Vec<f64> = r.iter().map(|x| x.0).collect();
                 let (lo, hi) = spread(&g);
                 let (m, c) = (median(g), median(r.iter().map(|x| x.1).collect()));
@@ -167,15 +173,30 @@ fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<(f64, f64)>>], 
         }
         println!();
     }
+    rep_by_rep(tools, streams, results);
 }
 
-/// The lowest and highest of `v` (0, 0 for none).
-fn spread(v: &[f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0);
+/// ntttcp's default against each peer, rep by rep: the median per-rep ratio, its
+/// range, and in how many reps ntttcp was faster and cheaper per byte.
+fn rep_by_rep(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>]) {
+    let peers = tools
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| matches!(t, Tool::Iperf2 | Tool::Iperf3(_)));
+    for (ti, peer) in peers {
+        println!("\nrep by rep, ntttcp / {}:", peer.name());
+        for (si, &n) in streams.iter().enumerate() {
+            let (ours, theirs) = (&results[si][0], &results[si][ti]);
+            let (Some(g), Some(c)) = (paired(ours, theirs, 0), paired(ours, theirs, 1)) else {
+                continue;
+            };
+            println!(
+                "{n:<8} Gbit/s {}; c/B {}",
+                g.describe("faster", g.above),
+                c.describe("lower", c.below)
+            );
+        }
     }
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    (lo, v.iter().copied().fold(lo, f64::max))
 }
 
 /// An ntttcp configuration: (column name, extra sender flags, extra receiver flags).
@@ -429,12 +450,4 @@ fn wait_idle() {
         }
     }
     println!("(machine not idle after 30 s; measuring anyway)");
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
 }
