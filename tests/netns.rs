@@ -407,6 +407,57 @@ fn sendfile_across_namespaces_and_copies_to_an_own_address() {
     );
 }
 
+/// Without -b a receiver reads as each connection's path wants: 128 KiB across the veth
+/// pair (1500-byte MTU, NIC-sized segments), 64 KiB towards the namespace's own address
+/// (the loopback device's 64 KiB segments); -b is kept on either path. Every report
+/// gives the size that was read with.
+#[test]
+fn reads_follow_the_path_without_b() {
+    let _ports = Ports::take(1);
+    let Some(h) = TwoHosts::new("rd", 4) else {
+        return;
+    };
+    // (sender's namespace, receiver's -b, port): the read size every report must give.
+    let runs = [
+        (&h.a, "", 1, 131_072),
+        (&h.b, "", 3, 65_536),
+        (&h.a, "-b 32K", 5, 32_768),
+    ];
+    for (from, b, p, want) in runs {
+        let r = spawn_in(
+            &h.b,
+            "receiver",
+            &ports_in(&format!(
+                "-r {} -P 1 -p @{p} -t 2 {b} --format json",
+                h.ip_b
+            )),
+        );
+        let s = spawn_in(
+            from,
+            "sender",
+            &ports_in(&format!("-s {} -P 1 -p @{p} -t 2", h.ip_b)),
+        );
+        let so = s.wait(Duration::from_secs(30));
+        let ro = r.wait(Duration::from_secs(30));
+        assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+        let d: serde_json::Value = serde_json::from_str(&ro.stdout).expect("JSON");
+        let rep = &d["reports"][0];
+        assert_eq!(rep["params"]["recv_size"], want, "{b} {}", ro.stdout);
+        assert_eq!(rep["buffer_len"], want, "{b}");
+        let t = &rep["threads"][0];
+        let (bytes, calls) = (t["bytes"].as_f64().unwrap(), t["calls"].as_f64().unwrap());
+        assert!(bytes > 1e7 && calls > 0.0, "{t}");
+        // No read took more than the size reported (the byte count also holds what was
+        // queued unread at the window's edges, a few MiB of gigabytes: 2 % slack); across
+        // the veth pair (the first run) reads averaged more than 64 KiB, which only reads
+        // of more than 64 KiB can.
+        assert!(bytes / calls <= want as f64 * 1.02, "{b}: {t}");
+        if p == 1 {
+            assert!(bytes / calls > 65_536.0, "reads across the veth pair: {t}");
+        }
+    }
+}
+
 #[test]
 fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
     let _ports = Ports::take(1);

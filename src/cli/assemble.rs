@@ -52,6 +52,7 @@ pub(super) fn data_opts(
             Dialect::Linux => config::DEFAULT_SEND_SIZE,
         }),
         recv_size: size.unwrap_or(config::DEFAULT_RECV_SIZE),
+        recv_by_path: size.is_none() && protocol == Protocol::Tcp,
         fit_datagrams: cli.udp && size.is_none(),
         udp_offload: !cli.no_udp_offload,
         zero_copy: config::ZeroCopy {

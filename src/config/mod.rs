@@ -197,8 +197,11 @@ pub(crate) struct DataOpts {
     pub protocol: Protocol,
     /// Bytes per `send()` call (UDP: per datagram).
     pub send_size: usize,
-    /// Bytes per `recv()` call.
+    /// Bytes per `recv()` call (without `-b` on TCP, the most one read takes where the
+    /// path's segments are large; see `recv_by_path`).
     pub recv_size: usize,
+    /// TCP without `-b`: each connection's read size follows its path (`ReadSize::ByPath`).
+    pub recv_by_path: bool,
     /// UDP without `-b`: the sender sizes datagrams to the path MTU instead.
     pub fit_datagrams: bool,
     /// UDP: use the kernel's segmentation (GSO) and coalescing (GRO) offloads.
@@ -281,7 +284,7 @@ pub(crate) const MAX_BUFFER: usize = 1 << 30;
 pub(crate) const DEFAULT_SEND_SIZE: usize = 128 * 1024;
 /// Windows NTttcp's buffer length (`-l`), its default for sends on a Windows-dialect line.
 pub(crate) const NTTTCP_BUFFER: usize = 64 * 1024;
-/// The receiver's default I/O size (64 KiB per `recv()`).
+/// The receiver's default I/O size (64 KiB per `recv()`, as ntttcp-for-linux).
 pub(crate) const DEFAULT_RECV_SIZE: usize = 64 * 1024;
 /// Default base data port (the sync port is 5000).
 pub(crate) const DEFAULT_PORT: u16 = 5001;

@@ -23,6 +23,7 @@ fn config(ports: usize, n: u32, l: u32) -> Config {
             protocol: Protocol::Tcp,
             send_size: DEFAULT_SEND_SIZE,
             recv_size: DEFAULT_RECV_SIZE,
+            recv_by_path: true,
             fit_datagrams: false,
             udp_offload: true,
             zero_copy: ZeroCopy::default(),

@@ -23,7 +23,7 @@ mod worker;
 
 pub(crate) use bidir::bidir_worker;
 pub(crate) use connect::connect_worker;
-pub(crate) use plan::{Flows, Payload, RecvPlan, SendPlan};
+pub(crate) use plan::{Flows, Payload, ReadSize, RecvPlan, SendPlan, WIDE_READ};
 pub(crate) use reverse::reverse_worker;
 pub(crate) use rr::rr_worker;
 pub(crate) use sending::listen;

@@ -315,13 +315,18 @@ async fn bulk(
 ) {
     let flags = if plan.skip_copy { libc::MSG_TRUNC } else { 0 };
     let sock = SockRef::from(s);
+    let len = plan.read.for_mss(sock.tcp_mss().ok());
+    me.read_len.fetch_max(len, Ordering::Relaxed);
     if flowing {
         flows.send_modify(|n| *n += 1);
     }
     loop {
         let r = s
             .async_io(Interest::READABLE, || {
-                RECV_BUF.with_borrow_mut(|b| sock.recv_with_flags(b, flags))
+                RECV_BUF.with_borrow_mut(|b| {
+                    let n = len.min(b.len());
+                    sock.recv_with_flags(&mut b[..n], flags)
+                })
             })
             .await;
         match r {

@@ -91,6 +91,9 @@ pub(crate) struct WorkerState {
     /// Request/response: the request size its connections use (a receiver learns it
     /// from their headers); 0 in a stream test.
     pub rr_size: AtomicU64,
+    /// TCP receiver: the most one read of its streams took since the last report (0:
+    /// none), which `ReadSize::ByPath` decides per connection.
+    pub read_len: AtomicUsize,
     /// Request/response sender: the round trips timed while the window was open.
     pub latency: Mutex<Latency>,
     /// Receiver: the last settle request this worker has answered (`Admission`).

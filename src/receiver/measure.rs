@@ -2,6 +2,7 @@
 //! receiver's counts (what it receives, what it sends, not knowing which its senders will
 //! use until their connections' headers come), and each way they used is reported.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -67,6 +68,7 @@ pub(super) async fn test(
         applied: applied(workers, cfg, notes),
         negotiated: cfg.linux_sync().then_some(negotiated),
         used: Used::take(parts),
+        read_len: read_len(workers),
     };
     let rr_size = echoed(workers);
     for w in workers {
@@ -95,11 +97,14 @@ struct Shared {
     applied: Option<crate::data::Applied>,
     negotiated: Option<u32>,
     used: Used,
+    /// The most one read took, if a stream was read (without `-b` the path decides).
+    read_len: Option<usize>,
 }
 
 /// The report of one way of a test's window (`connect_rate`: whose connections were
 /// counted and closed, one call each).
 fn report(cfg: &Config, w: &Window, shared: &Shared, connect_rate: bool) -> Report {
+    let cfg = &as_read(cfg, shared.read_len);
     let ports: Vec<u16> = (0..w.start.len()).map(|j| cfg.port(j)).collect();
     let mut report = stats::from_window(
         Side::Receiver,
@@ -189,6 +194,27 @@ fn echoed(workers: &[Arc<WorkerState>]) -> Option<usize> {
         .max()
         .unwrap_or(0) as usize;
     (size > 0).then_some(size)
+}
+
+/// The most one read of the test's streams took; the workers forget it for the next test.
+fn read_len(workers: &[Arc<WorkerState>]) -> Option<usize> {
+    let most = workers
+        .iter()
+        .map(|w| w.read_len.swap(0, Ordering::Relaxed));
+    most.max().filter(|n| *n > 0)
+}
+
+/// `cfg` with the read size its streams used, which the reports give as the receiver's
+/// buffer: without `-b` each connection's path decided it.
+fn as_read(cfg: &Config, used: Option<usize>) -> Cow<'_, Config> {
+    match used {
+        Some(n) if n != cfg.data.recv_size => {
+            let mut c = cfg.clone();
+            c.data.recv_size = n;
+            Cow::Owned(c)
+        }
+        _ => Cow::Borrowed(cfg),
+    }
 }
 
 /// The workers' connection counts when a test starts.

@@ -72,8 +72,8 @@ pub(crate) fn bind(cfg: &Config, notes: Notes<'_>) -> Result<Bound> {
         data.push(match cfg.data.protocol {
             Protocol::Tcp => {
                 let l = data::listen(addr, &cfg.data.sockopts).with_context(busy)?;
-                let buf =
-                    data::RecvBuffer::new(cfg.data.recv_size).context("the receive buffer (-b)")?;
+                let buf = data::RecvBuffer::new(read_size(cfg).buffer())
+                    .context("the receive buffer (-b)")?;
                 DataPort::Tcp(l, buf)
             }
             Protocol::Udp => {
@@ -231,6 +231,7 @@ fn launch(
             cpu,
             no_delay: cfg.data.sockopts.no_delay,
             skip_copy: cfg.data.zero_copy.skip_rx_copy,
+            read: read_size(cfg),
             timeout: cfg.timeout,
         };
         let applied = (j == 0).then(|| {
@@ -348,4 +349,13 @@ enum DataPort {
     /// A TCP listener and the receive buffer of the worker that serves it.
     Tcp(std::net::TcpListener, data::RecvBuffer),
     Udp(std::net::UdpSocket),
+}
+
+/// How much one read of a TCP connection takes: `-b`, or by the connection's path.
+fn read_size(cfg: &Config) -> data::ReadSize {
+    if cfg.data.recv_by_path {
+        data::ReadSize::ByPath
+    } else {
+        data::ReadSize::Fixed(cfg.data.recv_size)
+    }
 }

@@ -107,10 +107,16 @@ fn lines(cfg: &Config, roles: &[Role]) -> Vec<(&'static str, String)> {
             };
             ("sender socket buffer (bytes):", size)
         } else {
-            (
-                "receiver socket buffer (bytes):",
-                cfg.data.recv_size.to_string(),
-            )
+            let size = if cfg.data.recv_by_path {
+                format!(
+                    "{} ({} where the path's segments are NIC-sized)",
+                    cfg.data.recv_size,
+                    crate::data::WIDE_READ
+                )
+            } else {
+                cfg.data.recv_size.to_string()
+            };
+            ("receiver socket buffer (bytes):", size)
         });
     }
     o.push(("tcp nodelay:\t\t", yes_no(cfg.data.sockopts.no_delay)));
@@ -172,6 +178,13 @@ mod tests {
         let got = render(&config("-r -m 4,1,127.0.0.1 -N"));
         assert!(got.starts_with("*** receiver role\n*** no sender/receiver synch\n"));
         assert!(got.contains("ports:\t\t\t\t 4\n") && got.contains("cpu affinity:\t\t\t 1\n"));
-        assert!(got.contains("receiver socket buffer (bytes):\t 65536\n"));
+        let by_path = "receiver socket buffer (bytes):\t 65536 (131072 where the path's \
+                       segments are NIC-sized)\n";
+        assert!(got.contains(by_path), "{got}");
+        let got = render(&config("-r -m 4,1,127.0.0.1 -b 32K"));
+        assert!(
+            got.contains("receiver socket buffer (bytes):\t 32768\n"),
+            "{got}"
+        );
     }
 }
