@@ -447,11 +447,10 @@ fn reads_follow_the_path_without_b() {
         let t = &rep["threads"][0];
         let (bytes, calls) = (t["bytes"].as_f64().unwrap(), t["calls"].as_f64().unwrap());
         assert!(bytes > 1e7 && calls > 0.0, "{t}");
-        // No read took more than the size reported (the byte count also holds what was
-        // queued unread at the window's edges, a few MiB of gigabytes: 2 % slack); across
-        // the veth pair (the first run) reads averaged more than 64 KiB, which only reads
-        // of more than 64 KiB can.
-        assert!(bytes / calls <= want as f64 * 1.02, "{b}: {t}");
+        // Across the veth pair (the first run) reads averaged more than 64 KiB, which only
+        // reads of more than 64 KiB can. (No upper bound: a receiver's window bytes also
+        // count what its sockets held unread at the window's edges, which no read
+        // returned; on a busy machine bytes per read came to 3 % over -b 32K.)
         if p == 1 {
             assert!(bytes / calls > 65_536.0, "reads across the veth pair: {t}");
         }
