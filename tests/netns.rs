@@ -345,6 +345,18 @@ fn ipv6_between_namespaces_with_source_address() {
     );
 }
 
+/// Runs a receiver and then a sender, each `(namespace, flags)` (ports as `ports_in`
+/// reads them), waits for both (30 s each) and asserts both exited 0: (sender's output,
+/// receiver's).
+fn pair_in(rx: (&str, &str), tx: (&str, &str)) -> (Output, Output) {
+    let r = spawn_in(rx.0, "receiver", &ports_in(rx.1));
+    let s = spawn_in(tx.0, "sender", &ports_in(tx.1));
+    let so = s.wait(Duration::from_secs(30));
+    let ro = r.wait(Duration::from_secs(30));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+    (so, ro)
+}
+
 #[test]
 fn sendfile_across_namespaces_and_copies_to_an_own_address() {
     let _ports = Ports::take(1);
@@ -354,23 +366,20 @@ fn sendfile_across_namespaces_and_copies_to_an_own_address() {
     let dir = crate::util::Scratch::new("sendfile-netns");
     let x = dir.file("s.xml");
     // Across the veth pair -Z sends with sendfile(), and every report says so.
-    let r = spawn_in(
-        &h.b,
-        "receiver",
-        &ports_in(&format!("-r {} -P 1 -p @1 -t 2 --format json", h.ip_b)),
+    let (so, ro) = pair_in(
+        (
+            &h.b,
+            &format!("-r {} -P 1 -p @1 -t 2 --format json", h.ip_b),
+        ),
+        (
+            &h.a,
+            &format!(
+                "-s {} -P 1 -p @1 -t 2 -Z --format json -x {}",
+                h.ip_b,
+                x.display()
+            ),
+        ),
     );
-    let s = spawn_in(
-        &h.a,
-        "sender",
-        &ports_in(&format!(
-            "-s {} -P 1 -p @1 -t 2 -Z --format json -x {}",
-            h.ip_b,
-            x.display()
-        )),
-    );
-    let so = s.wait(Duration::from_secs(30));
-    let ro = r.wait(Duration::from_secs(30));
-    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
     assert!(!so.stderr.contains("sending with copies"), "{}", so.stderr);
     let doc = |o: &Output| -> serde_json::Value { serde_json::from_str(&o.stdout).expect("JSON") };
     let (sd, rd) = (doc(&so), doc(&ro));
@@ -386,19 +395,13 @@ fn sendfile_across_namespaces_and_copies_to_an_own_address() {
 
     // A sender beside its receiver, towards the namespace's own veth address: that
     // connection stays on the loopback device, so the sender copies and says so.
-    let r = spawn_in(
-        &h.b,
-        "receiver",
-        &ports_in(&format!("-r {} -P 1 -p @3 -t 1", h.ip_b)),
+    let (so, _) = pair_in(
+        (&h.b, &format!("-r {} -P 1 -p @3 -t 1", h.ip_b)),
+        (
+            &h.b,
+            &format!("-s {} -P 1 -p @3 -t 1 -Z --format json", h.ip_b),
+        ),
     );
-    let s = spawn_in(
-        &h.b,
-        "sender",
-        &ports_in(&format!("-s {} -P 1 -p @3 -t 1 -Z --format json", h.ip_b)),
-    );
-    let so = s.wait(Duration::from_secs(30));
-    let ro = r.wait(Duration::from_secs(30));
-    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
     let own = format!("-Z: the receiver ({}) is on this host", h.ip_b);
     assert!(so.stderr.contains(&own), "{}", so.stderr);
     assert_eq!(
@@ -424,22 +427,13 @@ fn reads_follow_the_path_without_b() {
         (&h.a, "-b 32K", 5, 32_768),
     ];
     for (from, b, p, want) in runs {
-        let r = spawn_in(
-            &h.b,
-            "receiver",
-            &ports_in(&format!(
-                "-r {} -P 1 -p @{p} -t 2 {b} --format json",
-                h.ip_b
-            )),
+        let (_, ro) = pair_in(
+            (
+                &h.b,
+                &format!("-r {} -P 1 -p @{p} -t 2 {b} --format json", h.ip_b),
+            ),
+            (from, &format!("-s {} -P 1 -p @{p} -t 2", h.ip_b)),
         );
-        let s = spawn_in(
-            from,
-            "sender",
-            &ports_in(&format!("-s {} -P 1 -p @{p} -t 2", h.ip_b)),
-        );
-        let so = s.wait(Duration::from_secs(30));
-        let ro = r.wait(Duration::from_secs(30));
-        assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
         let d: serde_json::Value = serde_json::from_str(&ro.stdout).expect("JSON");
         let rep = &d["reports"][0];
         assert_eq!(rep["params"]["recv_size"], want, "{b} {}", ro.stdout);
