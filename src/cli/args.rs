@@ -349,6 +349,17 @@ pub(crate) struct Cli {
     )]
     pub send_buffer: Option<SockBuf>,
 
+    /// Sender: TCP_NOTSENT_LOWAT, the unsent bytes a connection queues before a write
+    /// waits, K/M/G = 1024 (default 128K; -1 = the kernel's net.ipv4.tcp_notsent_lowat).
+    #[arg(
+        long = "notsent-lowat",
+        value_name = "SIZE",
+        allow_negative_numbers = true,
+        help_heading = "Socket options",
+        hide_short_help = true
+    )]
+    pub notsent_lowat: Option<SockBuf>,
+
     /// SO_RCVBUF of the data sockets, K/M/G = 1024 (Windows -rb; -1 = kernel default).
     #[arg(
         long = "recv-buffer",

@@ -76,6 +76,9 @@ pub(super) fn data_opts(
                 .map(|r| (r.0 / 8.0 / sender_conns as f64).max(1.0) as u64),
             send_buffer: cli.send_buffer.and_then(|b| b.0),
             recv_buffer: cli.recv_buffer.and_then(|b| b.0),
+            notsent_lowat: cli
+                .notsent_lowat
+                .map_or(Some(config::DEFAULT_NOTSENT_LOWAT), |b| b.0),
         },
         rate_limit: cli.bandwidth.map(|r| r.0).filter(|r| *r > 0.0),
         thread_rate: cli.thread_throttle.filter(|k| *k > 0.0).map(|k| k * 1024.0),

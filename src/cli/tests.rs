@@ -178,7 +178,8 @@ fn windows_flag_table() {
             no_delay: true,
             pacing_rate: None,
             send_buffer: Some(1 << 20),
-            recv_buffer: None
+            recv_buffer: None,
+            notsent_lowat: Some(crate::config::DEFAULT_NOTSENT_LOWAT),
         }
     );
     assert_eq!(c.data.thread_rate, Some(102_400.0));
@@ -196,6 +197,16 @@ fn windows_flag_table() {
         (c.data.rate_limit, c.data.sockopts.no_delay),
         (Some(2.5e9), true)
     );
+    // TCP_NOTSENT_LOWAT: 128K unless given; -1 leaves the kernel's.
+    let lowat = |line: &str| ok(line).data.sockopts.notsent_lowat;
+    assert_eq!(lowat("-s 10.0.0.5 --notsent-lowat 64K"), Some(65_536));
+    assert_eq!(lowat("-s 10.0.0.5 --notsent-lowat -1"), None);
+    let e = err("-r 10.0.0.5 --notsent-lowat 64K");
+    assert!(e.contains("--notsent-lowat applies to the sender"), "{e}");
+    let e = err("-s 10.0.0.5 -u --notsent-lowat 64K");
+    assert!(e.contains("not applicable for UDP"), "{e}");
+    let e = err("-s 10.0.0.5 --notsent-lowat lots");
+    assert!(e.contains("--notsent-lowat") && e.contains("'lots'"), "{e}");
     // Several mappings after one -m.
     let c = ok("-s -m 2,*,10.0.0.5 2,1,10.0.0.6 -ns -t 5");
     assert_eq!(c.streams.ports.len(), 4);

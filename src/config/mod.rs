@@ -312,7 +312,17 @@ pub(crate) struct SockOpts {
     pub send_buffer: Option<usize>,
     /// SO_RCVBUF to ask for (Windows `-rb`); None keeps the kernel's autotuning.
     pub recv_buffer: Option<usize>,
+    /// TCP_NOTSENT_LOWAT of a sender's connections (`--notsent-lowat`): how much
+    /// unsent data a connection's send queue holds before a write waits. None keeps
+    /// the kernel's (net.ipv4.tcp_notsent_lowat).
+    pub notsent_lowat: Option<usize>,
 }
+
+/// The sender's TCP_NOTSENT_LOWAT unless `--notsent-lowat` says otherwise: one 128 KiB
+/// write queued ahead of what TCP has sent. The writer then wakes while the data it wrote
+/// is still in cache where the reader copies it (two loopback streams: x1.5 throughput
+/// at two thirds of the cycles per byte; docs/benchmarks.md).
+pub(crate) const DEFAULT_NOTSENT_LOWAT: usize = 128 * 1024;
 
 /// One sender worker thread: which port it targets and where it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

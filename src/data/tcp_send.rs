@@ -184,6 +184,9 @@ fn connect(
                 if let Some(rate) = opts.pacing_rate {
                     crate::sys::socket::set_max_pacing_rate(&sock, rate)?;
                 }
+                if let Some(bytes) = opts.notsent_lowat {
+                    crate::sys::socket::set_notsent_lowat(&sock, bytes)?;
+                }
                 let s: TcpStream = sock.into();
                 s.set_write_timeout(Some(WRITE_POLL))?;
                 return Ok(s);
@@ -331,6 +334,27 @@ fn send_async(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sender_connection_gets_the_notsent_lowat_it_is_given() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = l.local_addr().unwrap();
+        let soon = Instant::now() + Duration::from_secs(30);
+        let opts = |notsent_lowat| SockOpts {
+            no_delay: false,
+            pacing_rate: None,
+            send_buffer: None,
+            recv_buffer: None,
+            notsent_lowat,
+        };
+        let lowat = |o| {
+            let s = connect(at, soon, &Flag::default(), &opts(o), None).unwrap();
+            crate::sys::socket::notsent_lowat(&s).unwrap()
+        };
+        assert_eq!(lowat(Some(98_304)), 98_304);
+        // 0 = the socket has no value of its own: net.ipv4.tcp_notsent_lowat applies.
+        assert_eq!(lowat(None), 0, "None leaves the kernel's setting");
+    }
 
     #[test]
     fn a_buffer_completes_once_when_all_of_it_is_written() {

@@ -48,16 +48,37 @@ pub(crate) fn set_max_pacing_rate(sock: &impl AsRawFd, bytes_per_s: u64) -> std:
     }
 }
 
+/// Sets TCP_NOTSENT_LOWAT: the unsent bytes a connection queues before a write waits
+/// (sizes above i32::MAX are clamped).
+pub(crate) fn set_notsent_lowat(sock: &impl AsRawFd, bytes: usize) -> std::io::Result<()> {
+    let v = bytes.min(i32::MAX as usize) as libc::c_int;
+    set_int(sock, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, v)
+}
+
 /// The path MTU the kernel knows for a connected socket's destination (IP_MTU /
 /// IPV6_MTU: the route's MTU, lowered by any ICMP "packet too big" seen).
-#[allow(unsafe_code)]
 pub(crate) fn path_mtu(sock: &impl AsRawFd, ipv6: bool) -> std::io::Result<usize> {
     let (level, name) = if ipv6 {
         (libc::IPPROTO_IPV6, libc::IPV6_MTU)
     } else {
         (libc::IPPROTO_IP, libc::IP_MTU)
     };
-    let mut mtu: libc::c_int = 0;
+    match get_int(sock, level, name)? {
+        mtu if mtu > 0 => Ok(mtu as usize),
+        mtu => Err(std::io::Error::other(format!("path MTU {mtu}"))),
+    }
+}
+
+/// The TCP_NOTSENT_LOWAT a TCP socket has (0: none of its own, the sysctl applies).
+#[cfg(test)]
+pub(crate) fn notsent_lowat(sock: &impl AsRawFd) -> std::io::Result<usize> {
+    get_int(sock, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT).map(|v| v as u32 as usize)
+}
+
+/// Reads an integer socket option.
+#[allow(unsafe_code)]
+fn get_int(sock: &impl AsRawFd, level: libc::c_int, name: libc::c_int) -> std::io::Result<i32> {
+    let mut v: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: we pass a pointer to a c_int we own and its exact size.
     let rc = unsafe {
@@ -65,12 +86,12 @@ pub(crate) fn path_mtu(sock: &impl AsRawFd, ipv6: bool) -> std::io::Result<usize
             sock.as_raw_fd(),
             level,
             name,
-            (&mut mtu as *mut libc::c_int).cast(),
+            (&mut v as *mut libc::c_int).cast(),
             &mut len,
         )
     };
-    if rc == 0 && mtu > 0 {
-        Ok(mtu as usize)
+    if rc == 0 {
+        Ok(v)
     } else {
         Err(std::io::Error::last_os_error())
     }
@@ -295,6 +316,8 @@ mod tests {
         assert_eq!((info.thread, info.local_port), (3, port));
         assert!(info.cwnd > 0 && info.mss > 0, "{info:?}");
         set_max_pacing_rate(&c, 5_000_000_000).expect("64-bit pacing rate accepted");
+        set_notsent_lowat(&c, 131_072).unwrap();
+        assert_eq!(notsent_lowat(&c).unwrap(), 131_072);
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         assert!(tcp_info(&udp, 0, 0).is_none(), "not a TCP socket");
     }

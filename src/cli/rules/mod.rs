@@ -284,6 +284,9 @@ fn check_transport(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), Usag
     if cli.sendfile && role == Role::Receiver {
         return err("-Z/--sendfile applies to the sender: drop it on the receiver");
     }
+    if cli.notsent_lowat.is_some() && role == Role::Receiver {
+        return err("--notsent-lowat applies to the sender: drop it on the receiver");
+    }
     if cli.skip_rx_copy && role == Role::Sender {
         return err("--skip-rx-copy applies to the receiver: drop it on the sender");
     }
@@ -292,6 +295,9 @@ fn check_transport(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), Usag
     }
     if cli.no_delay {
         return err("--no-delay (TCP_NODELAY) is not applicable for UDP (-u)");
+    }
+    if cli.notsent_lowat.is_some() {
+        return err("--notsent-lowat (TCP_NOTSENT_LOWAT) is not applicable for UDP (-u)");
     }
     if cli.sendfile {
         return err(
