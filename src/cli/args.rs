@@ -350,7 +350,8 @@ pub(crate) struct Cli {
     pub send_buffer: Option<SockBuf>,
 
     /// Sender: TCP_NOTSENT_LOWAT, the unsent bytes a connection queues before a write
-    /// waits, K/M/G = 1024 (default 128K; -1 = the kernel's net.ipv4.tcp_notsent_lowat).
+    /// waits, K/M/G = 1024 (default 128K; -1, or 0 as in the kernel, = the kernel's
+    /// net.ipv4.tcp_notsent_lowat).
     #[arg(
         long = "notsent-lowat",
         value_name = "SIZE",
