@@ -117,7 +117,8 @@ fn tools(args: &[String], udp: bool) -> Vec<Tool> {
     if !baseline.is_empty() {
         tools.push(Tool::Baseline(leak(baseline)));
     }
-    tools.extend(peer("iperf", Tool::Iperf2));
+    tools.extend(peer("iperf", Tool::Iperf2(false)));
+    tools.extend(peer("iperf", Tool::Iperf2(true)));
     tools.extend(peer("iperf3", Tool::Iperf3(false)));
     tools
 }
@@ -143,7 +144,7 @@ fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>], udp: bo
     for t in tools {
         print!(" {:>34}", t.name());
     }
-    println!("   ntttcp/iperf2  ntttcp/iperf3  (variants: variant / ntttcp)");
+    println!("   ntttcp/iperf2  ntttcp/iperf2-lowat  ntttcp/iperf3  (variants: variant / ntttcp)");
     for (si, &n) in streams.iter().enumerate() {
         print!("{n:<8}");
         let med: Vec<(f64, f64)> = results[si]
@@ -165,7 +166,12 @@ fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>], udp: bo
                 .map(|i| format!("{:>14.2}", ours / med[i].0))
                 .unwrap_or_else(|| format!("{:>14}", "-"))
         };
-        print!(" {} {}", ratio(Tool::Iperf2), ratio(Tool::Iperf3(udp)));
+        print!(
+            " {} {} {}",
+            ratio(Tool::Iperf2(false)),
+            ratio(Tool::Iperf2(true)),
+            ratio(Tool::Iperf3(udp))
+        );
         for (t, (g, _)) in tools.iter().zip(&med).skip(1) {
             if matches!(t, Tool::Ntttcp(_) | Tool::Baseline(_)) {
                 print!("  {}: x{:.2}", t.name(), g / ours);
@@ -182,7 +188,7 @@ fn rep_by_rep(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>]) {
     let peers = tools
         .iter()
         .enumerate()
-        .filter(|(_, t)| matches!(t, Tool::Iperf2 | Tool::Iperf3(_)));
+        .filter(|(_, t)| matches!(t, Tool::Iperf2(_) | Tool::Iperf3(_)));
     for (ti, peer) in peers {
         println!("\nrep by rep, ntttcp / {}:", peer.name());
         for (si, &n) in streams.iter().enumerate() {
@@ -198,6 +204,9 @@ fn rep_by_rep(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>]) {
         }
     }
 }
+
+/// ntttcp's default TCP_NOTSENT_LOWAT on the sender (`--notsent-lowat`), in bytes.
+const NOTSENT_LOWAT: u32 = 131_072;
 
 /// An ntttcp configuration: (column name, extra sender flags, extra receiver flags).
 type Variant = (&'static str, &'static str, &'static str);
@@ -244,7 +253,9 @@ const NTTTCP: [Variant; 6] = [
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Tool {
     Ntttcp(Variant),
-    Iperf2,
+    /// true = `--tcp-write-prefetch` at ntttcp's default TCP_NOTSENT_LOWAT (the same
+    /// socket option ntttcp's sender sets; iperf2 then also waits for writability).
+    Iperf2(bool),
     /// true = UDP (`-u -b 0 -l 1472`).
     Iperf3(bool),
     /// Another ntttcp binary with the default flags (`--baseline PATH`).
@@ -255,7 +266,8 @@ impl Tool {
     fn name(&self) -> &'static str {
         match self {
             Self::Ntttcp((name, _, _)) => name,
-            Self::Iperf2 => "iperf2 -P",
+            Self::Iperf2(false) => "iperf2 -P",
+            Self::Iperf2(true) => "iperf2 -P lowat",
             Self::Iperf3(false) => "iperf3 x N procs",
             Self::Iperf3(true) => "iperf3 -u x N procs",
             Self::Baseline(_) => "baseline ntttcp",
@@ -270,10 +282,13 @@ impl Tool {
                 run_ntttcp(ntttcp, n, secs, port, tx_opts, rx_opts)
             }
             Self::Baseline(bin) => run_ntttcp(bin, n, secs, port, "", ""),
-            Self::Iperf2 => {
+            Self::Iperf2(lowat) => {
                 let _srv = Guard(spawn(Rx, "iperf", &format!("-s -p {port}"))?);
                 std::thread::sleep(Duration::from_millis(500));
-                let args = format!("-c {} -p {port} -P {n} -t {secs} -y C", target());
+                let mut args = format!("-c {} -p {port} -P {n} -t {secs} -y C", target());
+                if *lowat {
+                    args += &format!(" --tcp-write-prefetch {NOTSENT_LOWAT}");
+                }
                 let (out, busy) = timed(|| output(Tx, "iperf", &args))?;
                 // CSV: the last field is bits/s, field 5 the stream id. Some versions add
                 // a sum line with id -1; 2.1.8 does not, so sum the streams then.

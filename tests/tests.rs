@@ -14,6 +14,7 @@ mod install;
 mod loopback;
 mod netns;
 mod outputs;
+mod placement;
 mod reverse;
 mod rr;
 mod sockets;

@@ -63,12 +63,13 @@ pub(crate) struct Cli {
           value_parser = clap::value_parser!(u32).range(1..=1000), help_heading = "Streams")]
     pub connections: Option<u32>,
 
-    /// Where the workers of a `*` mapping run: none (no affinity, the scheduler places
-    /// them, as in both originals; the default), round-robin (worker k on the k-th CPU, on
-    /// each side) or opposite (round-robin, each receiver worker half the CPU list away
-    /// from its sender).
+    /// Where the workers of a `*` mapping run: auto (the default: round-robin for TCP
+    /// streams whose peer is on this host, so a stream's two ends share a core; else
+    /// none), none (no affinity, the scheduler places them, as in both originals),
+    /// round-robin (worker k on the k-th CPU, on each side) or opposite (round-robin, each
+    /// receiver worker half the CPU list away from its sender).
     #[arg(long = "placement", value_name = "HOW", help_heading = "Streams", hide_short_help = true,
-          value_parser = PossibleValuesParser::new(["none", "round-robin", "opposite"]).map(placement_of))]
+          value_parser = PossibleValuesParser::new(["auto", "none", "round-robin", "opposite"]).map(placement_of))]
     pub placement: Option<Placement>,
 
     /// Base data port; the sync port is one below it [Windows: -p or -P; default 5001].

@@ -87,6 +87,7 @@ pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {
 /// `--placement`'s value (one of the possible values clap lists and checks).
 pub(super) fn placement_of(s: String) -> Placement {
     match s.as_str() {
+        "auto" => Placement::Auto,
         "none" => Placement::None,
         "opposite" => Placement::Opposite,
         _ => Placement::RoundRobin,

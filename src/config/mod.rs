@@ -48,15 +48,19 @@ pub(crate) enum IoMode {
     Async,
 }
 
-/// Where `*` puts the workers unless `--placement` says otherwise: nowhere in particular,
-/// as in both originals (measured faster or equal at 1, 2 and 4 streams between two
-/// namespaces, and at 1 and 2 on loopback; docs/benchmarks.md has the table).
-pub(crate) const DEFAULT_PLACEMENT: Placement = Placement::None;
+/// Where `*` puts the workers unless `--placement` says otherwise: round-robin where a
+/// stream's two ends are on this host, else nowhere in particular, as in both originals
+/// (docs/benchmarks.md has the tables).
+pub(crate) const DEFAULT_PLACEMENT: Placement = Placement::Auto;
 
 /// Where the worker threads of a `*` mapping run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Placement {
+    /// Round-robin for a TCP stream whose peer is on this host (a sender whose target is
+    /// one of this host's addresses, a receiver worker whose first connection comes from
+    /// one), so that its two ends share a core; no affinity otherwise, and for UDP.
+    Auto,
     /// No affinity: the scheduler places them (what `*` means in both originals).
     None,
     /// Worker k on the k-th allowed CPU, round-robin, on each side (on one host a TCP

@@ -10,6 +10,7 @@
 mod bidir;
 mod connect;
 mod header;
+mod held;
 mod plan;
 mod reverse;
 mod rr;

@@ -2,7 +2,7 @@
 //! sender writes.
 
 use std::io::{self, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::Instant;
@@ -177,6 +177,9 @@ pub(crate) type Flows = Arc<tokio::sync::watch::Sender<u64>>;
 pub(crate) struct RecvPlan {
     /// CPU to pin to, if any.
     pub cpu: Option<usize>,
+    /// `--placement auto`: the CPU to move to when the worker's first connection comes
+    /// from this host (beside its sender's worker, which pins to the same one).
+    pub local_cpu: Option<usize>,
     /// TCP_NODELAY on accepted connections.
     pub no_delay: bool,
     /// `--skip-rx-copy`: discard with MSG_TRUNC instead of copying.
@@ -185,6 +188,16 @@ pub(crate) struct RecvPlan {
     pub read: ReadSize,
     /// How long a connection-rate test's connection is held for its sender to close it.
     pub timeout: std::time::Duration,
+}
+
+impl RecvPlan {
+    /// Where the worker moves once it has kept its first connection, from `peer` to our
+    /// `local` address: `local_cpu` when the peer is on this host, else nowhere.
+    pub(crate) fn cpu_for_first(&self, local: IpAddr, peer: IpAddr) -> Option<usize> {
+        let (local, peer) = (local.to_canonical(), peer.to_canonical());
+        let here = peer.is_loopback() || peer == local;
+        self.local_cpu.filter(|_| here)
+    }
 }
 
 /// The most one read of a TCP connection takes: `-b`, or without it what the
@@ -229,7 +242,30 @@ impl ReadSize {
 
 #[cfg(test)]
 mod tests {
-    use super::{Payload, ReadSize, WIDE_READ, file_span};
+    use super::{Payload, ReadSize, RecvPlan, WIDE_READ, file_span};
+
+    #[test]
+    fn auto_placement_moves_a_receiver_only_for_a_peer_on_this_host() {
+        let plan = |local_cpu| RecvPlan {
+            cpu: None,
+            local_cpu,
+            no_delay: false,
+            skip_copy: false,
+            read: ReadSize::ByPath,
+            timeout: std::time::Duration::from_secs(1),
+        };
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        let auto = plan(Some(1));
+        let on = |local, peer| auto.cpu_for_first(ip(local), ip(peer));
+        assert_eq!(on("127.0.0.1", "127.0.0.1"), Some(1));
+        assert_eq!(on("127.0.0.1", "127.0.0.2"), Some(1), "all of 127/8");
+        assert_eq!(on("10.0.0.5", "10.0.0.5"), Some(1), "our own address");
+        assert_eq!(on("::ffff:10.0.0.5", "10.0.0.5"), Some(1), "v4-mapped");
+        assert_eq!(on("::1", "::1"), Some(1));
+        assert_eq!(on("10.0.0.5", "10.0.0.6"), None, "another host");
+        let none = plan(None).cpu_for_first(ip("127.0.0.1"), ip("127.0.0.1"));
+        assert_eq!(none, None, "not auto");
+    }
 
     #[test]
     fn reads_by_path_follow_the_segment_size_and_b_is_kept() {

@@ -1,7 +1,7 @@
 //! A TCP receiver worker: a current-thread tokio runtime that accepts on its port and
 //! drains every connection the gate admits into one buffer per worker thread.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io;
 use std::mem::MaybeUninit;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -18,6 +18,7 @@ use crate::stop::Flag;
 use crate::sys::affinity;
 
 use super::header::{self, Header, Opening};
+use super::held::{hold, reset};
 use super::plan::{Flows, RecvPlan, filled};
 use super::worker::{FinishGuard, Listening, WorkerState, runtime};
 
@@ -46,6 +47,7 @@ pub(crate) fn recv_worker(
     } = control;
     let port = Port {
         plan,
+        placed: Cell::new(false),
         me: me.clone(),
         out,
         gate,
@@ -83,35 +85,6 @@ pub(crate) fn recv_worker(
     // Dropping the runtime cancels the drain tasks and closes their sockets.
 }
 
-/// Closes an accepted connection with a reset rather than a FIN: nothing lingers in
-/// TIME_WAIT on our side.
-fn reset(s: &tokio::net::TcpStream) {
-    let _ = SockRef::from(s).set_linger(Some(Duration::ZERO));
-}
-
-/// Holds a connection-rate test's connection until its sender closes it (a reset or
-/// a FIN; bytes would be a stranger's, read and ignored), or for `at_most`.
-async fn hold(s: tokio::net::TcpStream, at_most: Duration) {
-    let closed = async {
-        let mut scrap = [0u8; 64];
-        loop {
-            // Readiness alone can be stale: only a read that says so is an end.
-            if s.readable().await.is_err() {
-                return;
-            }
-            match s.try_read(&mut scrap) {
-                // A FIN, or the reset our senders close with.
-                Ok(0) => return,
-                Err(e) if e.kind() != io::ErrorKind::WouldBlock => return,
-                // Stray bytes, or readiness that was stale.
-                Ok(_) | Err(_) => {}
-            }
-        }
-    };
-    let _ = tokio::time::timeout(at_most, closed).await;
-    reset(&s);
-}
-
 /// What a receiver worker hears from its controller and tells it.
 #[derive(Debug)]
 pub(crate) struct PortControl {
@@ -127,6 +100,8 @@ pub(crate) struct PortControl {
 /// One receiver port's worker: what it needs to take a connection.
 struct Port {
     plan: RecvPlan,
+    /// Whether `--placement auto` has seen the first kept connection.
+    placed: Cell<bool>,
     me: Arc<WorkerState>,
     out: Arc<WorkerState>,
     gate: Arc<Admission>,
@@ -155,6 +130,13 @@ impl Port {
                 return;
             }
             Admit::Refuse => return reset(&s),
+        }
+        if let (Some(_), false, Ok(local)) = (
+            self.plan.local_cpu,
+            self.placed.replace(true),
+            s.local_addr(),
+        ) {
+            affinity::pin_current(self.plan.cpu_for_first(local.ip(), peer.ip()));
         }
         if self.plan.no_delay {
             let _ = s.set_nodelay(true);

@@ -31,7 +31,8 @@ use crate::report::{EndKind, Report};
 use crate::report::{Note, Notes};
 use crate::role::{Crew, Interrupted};
 use crate::stop::Flag;
-use crate::sys::{affinity, limits};
+use crate::sys::affinity::{self, Peer};
+use crate::sys::limits;
 use crate::timeline::Ways;
 use begin::{SyncParts, wait_for_flow, wait_for_senders, wait_for_tokens};
 use sessions::{Policy, SharedState, StartRequest};
@@ -213,13 +214,11 @@ fn launch(
     let allowed = affinity::allowed_cpus();
     for (j, l) in listeners.into_iter().enumerate() {
         let udp = cfg.data.protocol == Protocol::Udp;
-        let cpu = affinity::receiver_cpu(
-            cfg.streams.ports[j].cpu,
-            cfg.streams.placement,
-            udp,
-            j,
-            &allowed,
-        );
+        let cpu_if = |peer| {
+            let (spec, how) = (cfg.streams.ports[j].cpu, cfg.streams.placement);
+            affinity::receiver_cpu(spec, how, udp, peer, j, &allowed)
+        };
+        let cpu = cpu_if(Peer::Other);
         let out = Arc::new(WorkerState::default());
         outs.push(out.clone());
         let control = data::PortControl {
@@ -229,6 +228,7 @@ fn launch(
         };
         let plan = data::RecvPlan {
             cpu,
+            local_cpu: cpu_if(Peer::Local).filter(|_| cpu.is_none()),
             no_delay: cfg.data.sockopts.no_delay,
             skip_copy: cfg.data.zero_copy.skip_rx_copy,
             read: read_size(cfg),

@@ -26,7 +26,7 @@ use crate::role::{
 };
 use crate::stats;
 use crate::stop::Flag;
-use crate::sys::affinity;
+use crate::sys::affinity::{self, Peer};
 use crate::timeline::{self, End, Plan, Ways};
 
 mod monitor;
@@ -150,6 +150,18 @@ struct Launched {
     began: Instant,
 }
 
+/// Where a TCP connection to `target` ends, for `--placement auto`: on this host when
+/// the target is one of its addresses. UDP never counts as local (its receiver must not
+/// share the sender's core).
+fn peer_of(cfg: &Config, target: SocketAddr) -> Peer {
+    let tcp = cfg.data.protocol == Protocol::Tcp;
+    if tcp && crate::sys::net::is_local_address(target.ip().to_canonical()) {
+        Peer::Local
+    } else {
+        Peer::Other
+    }
+}
+
 /// Starts one pinned worker per sender thread; each opens its connections at once.
 fn launch(
     cfg: &Config,
@@ -165,6 +177,7 @@ fn launch(
         began: Instant::now(),
     };
     let allowed = affinity::allowed_cpus();
+    let peers: Vec<Peer> = targets.iter().map(|t| peer_of(cfg, *t)).collect();
     let gate = Arc::new(ConnectGate::new(CONNECTS_IN_FLIGHT));
     // -B is one budget for every worker; -thr one per worker.
     let shared = cfg.data.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
@@ -176,6 +189,7 @@ fn launch(
             cpu: affinity::sender_cpu(
                 cfg.streams.ports[t.port_index].cpu,
                 cfg.streams.placement,
+                peers[t.port_index],
                 t.index,
                 &allowed,
             ),
