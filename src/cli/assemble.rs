@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::args::Cli;
-use super::values::strip_brackets;
+use super::values::{SockBuf, strip_brackets};
 use crate::config::{self, Dialect, IoMode, Protocol, Role, SyncMode, UsageError};
 
 /// The connection layout: ports, threads per port, connections per thread, placement.
@@ -76,9 +76,11 @@ pub(super) fn data_opts(
                 .map(|r| (r.0 / 8.0 / sender_conns as f64).max(1.0) as u64),
             send_buffer: cli.send_buffer.and_then(|b| b.0),
             recv_buffer: cli.recv_buffer.and_then(|b| b.0),
-            notsent_lowat: cli
-                .notsent_lowat
-                .map_or(Some(config::DEFAULT_NOTSENT_LOWAT), |b| b.0),
+            notsent_lowat: match cli.notsent_lowat {
+                None => config::NotsentLowat::ByPath,
+                Some(SockBuf(Some(n))) => config::NotsentLowat::Fixed(n),
+                Some(SockBuf(None)) => config::NotsentLowat::Kernel,
+            },
         },
         rate_limit: cli.bandwidth.map(|r| r.0).filter(|r| *r > 0.0),
         thread_rate: cli.thread_throttle.filter(|k| *k > 0.0).map(|k| k * 1024.0),

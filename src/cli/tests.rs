@@ -179,7 +179,7 @@ fn windows_flag_table() {
             pacing_rate: None,
             send_buffer: Some(1 << 20),
             recv_buffer: None,
-            notsent_lowat: Some(crate::config::DEFAULT_NOTSENT_LOWAT),
+            notsent_lowat: crate::config::NotsentLowat::ByPath,
         }
     );
     assert_eq!(c.data.thread_rate, Some(102_400.0));
@@ -197,10 +197,18 @@ fn windows_flag_table() {
         (c.data.rate_limit, c.data.sockopts.no_delay),
         (Some(2.5e9), true)
     );
-    // TCP_NOTSENT_LOWAT: 128K unless given; -1 leaves the kernel's.
+    // TCP_NOTSENT_LOWAT: by path unless given; -1 leaves the kernel's.
     let lowat = |line: &str| ok(line).data.sockopts.notsent_lowat;
-    assert_eq!(lowat("-s 10.0.0.5 --notsent-lowat 64K"), Some(65_536));
-    assert_eq!(lowat("-s 10.0.0.5 --notsent-lowat -1"), None);
+    use crate::config::NotsentLowat;
+    assert_eq!(lowat("-s 10.0.0.5"), NotsentLowat::ByPath);
+    assert_eq!(
+        lowat("-s 10.0.0.5 --notsent-lowat 64K"),
+        NotsentLowat::Fixed(65_536)
+    );
+    assert_eq!(
+        lowat("-s 10.0.0.5 --notsent-lowat -1"),
+        NotsentLowat::Kernel
+    );
     let e = err("-r 10.0.0.5 --notsent-lowat 64K");
     assert!(e.contains("--notsent-lowat applies to the sender"), "{e}");
     let e = err("-s 10.0.0.5 -u --notsent-lowat 64K");

@@ -317,16 +317,26 @@ pub(crate) struct SockOpts {
     /// SO_RCVBUF to ask for (Windows `-rb`); None keeps the kernel's autotuning.
     pub recv_buffer: Option<usize>,
     /// TCP_NOTSENT_LOWAT of a sender's connections (`--notsent-lowat`): how much
-    /// unsent data a connection's send queue holds before a write waits. None keeps
-    /// the kernel's (net.ipv4.tcp_notsent_lowat).
-    pub notsent_lowat: Option<usize>,
+    /// unsent data a connection's send queue holds before a write waits.
+    pub notsent_lowat: NotsentLowat,
 }
 
-/// The sender's TCP_NOTSENT_LOWAT unless `--notsent-lowat` says otherwise: one 128 KiB
-/// write queued ahead of what TCP has sent. The writer then wakes while the data it wrote
-/// is still in cache where the reader copies it (two loopback streams: x1.5 throughput
-/// at two thirds of the cycles per byte; docs/benchmarks.md).
-pub(crate) const DEFAULT_NOTSENT_LOWAT: usize = 128 * 1024;
+/// TCP_NOTSENT_LOWAT of a sender's TCP connections. A writer that waits once a little
+/// is queued unsent wakes while the data it wrote is still in cache where the reader
+/// copies it (docs/benchmarks.md, "The sender's unsent queue").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum NotsentLowat {
+    /// The sender's default: 64 KiB where a connection's segments (TCP_MAXSEG) are
+    /// 32 KiB or more (loopback, 64 KiB MTUs), else 128 KiB.
+    ByPath,
+    /// `--notsent-lowat SIZE`: this many bytes on every connection.
+    Fixed(usize),
+    /// The kernel's (net.ipv4.tcp_notsent_lowat, no limit unless set): `--notsent-lowat
+    /// -1`, and every socket that is not a sender's.
+    #[default]
+    Kernel,
+}
 
 /// One sender worker thread: which port it targets and where it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use socket2::{Protocol, SockAddr, SockRef, Type};
 
-use crate::config::{IoMode, SockOpts};
+use crate::config::{IoMode, NotsentLowat, SockOpts};
 use crate::pace::Pacers;
 use crate::stop::Flag;
 use crate::sys::affinity;
@@ -184,7 +184,7 @@ fn connect(
                 if let Some(rate) = opts.pacing_rate {
                     crate::sys::socket::set_max_pacing_rate(&sock, rate)?;
                 }
-                if let Some(bytes) = opts.notsent_lowat {
+                if let Some(bytes) = notsent_lowat(opts.notsent_lowat, sock.tcp_mss().ok()) {
                     crate::sys::socket::set_notsent_lowat(&sock, bytes)?;
                 }
                 let s: TcpStream = sock.into();
@@ -202,6 +202,24 @@ fn connect(
         }
     }
 }
+
+/// The TCP_NOTSENT_LOWAT to set on a connection whose segments are `mss` bytes (None:
+/// leave the kernel's). By path: 64 KiB where segments are large (loopback, 64 KiB MTUs:
+/// one stream x1.7 against 128 KiB, two x1.7, four x1.6), 128 KiB where they are
+/// NIC-sized (veth at 1500 bytes: 64 KiB lost x0.86 at two streams); docs/benchmarks.md.
+fn notsent_lowat(how: NotsentLowat, mss: Option<u32>) -> Option<usize> {
+    match (how, mss) {
+        (NotsentLowat::Kernel, _) => None,
+        (NotsentLowat::Fixed(n), _) => Some(n),
+        (NotsentLowat::ByPath, Some(m)) if m > LARGE_SEGMENTS => Some(64 << 10),
+        (NotsentLowat::ByPath, _) => Some(128 << 10),
+    }
+}
+
+/// Segments above this size (TCP_MAXSEG, read just after connect, when Linux reports
+/// 32,741 bytes on loopback and the MTU's worth on a NIC, 8,948 at 9000 bytes) take the
+/// smaller TCP_NOTSENT_LOWAT.
+const LARGE_SEGMENTS: u32 = 16 << 10;
 
 /// One connection's progress through the buffer it is sending: NTttcp counts a
 /// completion when a whole buffer has been written, however many calls that took.
@@ -351,9 +369,36 @@ mod tests {
             let s = connect(at, soon, &Flag::default(), &opts(o), None).unwrap();
             crate::sys::socket::notsent_lowat(&s).unwrap()
         };
-        assert_eq!(lowat(Some(98_304)), 98_304);
+        assert_eq!(lowat(NotsentLowat::Fixed(98_304)), 98_304);
         // 0 = the socket has no value of its own: net.ipv4.tcp_notsent_lowat applies.
-        assert_eq!(lowat(None), 0, "None leaves the kernel's setting");
+        assert_eq!(
+            lowat(NotsentLowat::Kernel),
+            0,
+            "leaves the kernel's setting"
+        );
+        assert_eq!(
+            lowat(NotsentLowat::ByPath),
+            64 << 10,
+            "loopback's large segments"
+        );
+    }
+
+    #[test]
+    fn the_default_notsent_lowat_follows_the_segment_size() {
+        let by = |mss| notsent_lowat(NotsentLowat::ByPath, mss);
+        assert_eq!(
+            by(Some(32_741)),
+            Some(64 << 10),
+            "loopback, just after connect"
+        );
+        assert_eq!(by(Some(65_483)), Some(64 << 10));
+        assert_eq!(by(Some((16 << 10) + 1)), Some(64 << 10));
+        assert_eq!(by(Some(16 << 10)), Some(128 << 10));
+        assert_eq!(by(Some(8948)), Some(128 << 10), "9000-byte MTU");
+        assert_eq!(by(Some(1448)), Some(128 << 10), "1500-byte MTU");
+        assert_eq!(by(None), Some(128 << 10), "unknown");
+        assert_eq!(notsent_lowat(NotsentLowat::Fixed(1), Some(65_483)), Some(1));
+        assert_eq!(notsent_lowat(NotsentLowat::Kernel, Some(1448)), None);
     }
 
     #[test]
