@@ -351,7 +351,7 @@ pub(crate) struct Cli {
     pub send_buffer: Option<SockBuf>,
 
     /// Sender: TCP_NOTSENT_LOWAT, the unsent bytes a connection queues before a write
-    /// waits, K/M/G = 1024 (default by path: 64K where segments are 32K or more, as on
+    /// waits, K/M/G = 1024 (default by path: 64K where segments are over 16K, as on
     /// loopback, else 128K; -1, or 0 as in the kernel, = the kernel's
     /// net.ipv4.tcp_notsent_lowat).
     #[arg(

@@ -327,8 +327,8 @@ pub(crate) struct SockOpts {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum NotsentLowat {
-    /// The sender's default: 64 KiB where a connection's segments (TCP_MAXSEG) are
-    /// 32 KiB or more (loopback, 64 KiB MTUs), else 128 KiB.
+    /// The sender's default: 64 KiB where a connection's segments are large (TCP_MAXSEG
+    /// over 16 KiB just after connect: loopback, 64 KiB MTUs), else 128 KiB.
     ByPath,
     /// `--notsent-lowat SIZE`: this many bytes on every connection.
     Fixed(usize),
