@@ -388,6 +388,10 @@ fn sendfile_across_namespaces_and_copies_to_an_own_address() {
     assert_close(bytes(&sd), bytes(&rd), 1.0, "sendfile sender vs receiver");
     assert_eq!(sd["reports"][0]["params"]["zero_copy"]["sendfile"], true);
     assert_eq!(rd["reports"][0]["params"]["zero_copy"]["sendfile"], false);
+    // sendfile() keeps the kernel's TCP_NOTSENT_LOWAT (a limit cost it a third).
+    let lowat =
+        |d: &serde_json::Value| d["reports"][0]["socket"]["requested"]["notsent_lowat"].clone();
+    assert_eq!(lowat(&sd), "kernel");
     assert!(
         dir.read("s.xml")
             .contains("<zero_copy_sendfile>True</zero_copy_sendfile>")
@@ -408,6 +412,7 @@ fn sendfile_across_namespaces_and_copies_to_an_own_address() {
         doc(&so)["reports"][0]["params"]["zero_copy"]["sendfile"],
         false
     );
+    assert_eq!(lowat(&doc(&so)), "by-path", "copying keeps the limit");
 }
 
 /// Without -b a receiver reads as each connection's path wants: 128 KiB across the veth

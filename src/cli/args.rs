@@ -352,8 +352,8 @@ pub(crate) struct Cli {
 
     /// Sender: TCP_NOTSENT_LOWAT, the unsent bytes a connection queues before a write
     /// waits, K/M/G = 1024 (default by path: 64K where segments are over 16K, as on
-    /// loopback, else 128K; -1, or 0 as in the kernel, = the kernel's
-    /// net.ipv4.tcp_notsent_lowat).
+    /// loopback, else 128K; the kernel's with -Z sending by sendfile; -1, or 0 as in
+    /// the kernel, = the kernel's net.ipv4.tcp_notsent_lowat).
     #[arg(
         long = "notsent-lowat",
         value_name = "SIZE",

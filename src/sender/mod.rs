@@ -34,7 +34,7 @@ mod setup;
 mod sync;
 
 use monitor::{SenderMonitor, silences};
-use setup::{check_descriptors, resolve_targets, udp_plan, zero_copy_plan};
+use setup::{check_descriptors, resolve_targets, sendfile_lowat, udp_plan, zero_copy_plan};
 use sync::{ask_for_ports, end_test, exchange_tokens, handshake, request_start};
 
 /// Runs the sender side of one test: its report, or one per way (`--bidir`).
@@ -42,6 +42,8 @@ pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Res
     let mut targets = resolve_targets(cfg)?;
     let copying = zero_copy_plan(cfg, &targets, notes);
     let cfg = copying.as_ref().unwrap_or(cfg);
+    let unlimited = sendfile_lowat(cfg);
+    let cfg = unlimited.as_ref().unwrap_or(cfg);
     let payload = prepare(cfg, &targets, notes)?;
     if cfg.port_handout() {
         ask_for_ports(cfg, &mut targets).await?;
