@@ -154,10 +154,12 @@ struct Launched {
 
 /// Where a TCP connection to `target` ends, for `--placement auto`: on this host when
 /// the target is one of its addresses. UDP never counts as local (its receiver must not
-/// share the sender's core).
+/// share the sender's core), nor does a connection-rate test (no bytes to keep in a
+/// cache; its receiver, which never moves for those connections, keeps its CPUs too).
 fn peer_of(cfg: &Config, target: SocketAddr) -> Peer {
     let tcp = cfg.data.protocol == Protocol::Tcp;
-    if tcp && crate::sys::net::is_local_address(target.ip().to_canonical()) {
+    let churn = cfg.data.workload == Workload::ConnectRate;
+    if tcp && !churn && crate::sys::net::is_local_address(target.ip().to_canonical()) {
         Peer::Local
     } else {
         Peer::Other
