@@ -59,7 +59,8 @@ pub(crate) const DEFAULT_PLACEMENT: Placement = Placement::Auto;
 pub(crate) enum Placement {
     /// Round-robin for a TCP stream whose peer is on this host (a sender whose target is
     /// one of this host's addresses, a receiver worker whose first connection comes from
-    /// one), so that its two ends share a core; no affinity otherwise, and for UDP.
+    /// one), so that its two ends share a core; no affinity otherwise, for UDP and for
+    /// connection-rate tests.
     Auto,
     /// No affinity: the scheduler places them (what `*` means in both originals).
     None,
