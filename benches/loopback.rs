@@ -205,7 +205,8 @@ fn rep_by_rep(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>]) {
     }
 }
 
-/// ntttcp's default TCP_NOTSENT_LOWAT on the sender (`--notsent-lowat`), in bytes.
+/// The TCP_NOTSENT_LOWAT the `iperf2 -P lowat` column asks for: ntttcp's where segments
+/// are NIC-sized (on loopback ntttcp sets 64 KiB; docs/benchmarks.md).
 const NOTSENT_LOWAT: u32 = 131_072;
 
 /// An ntttcp configuration: (column name, extra sender flags, extra receiver flags).
@@ -253,8 +254,8 @@ const NTTTCP: [Variant; 6] = [
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Tool {
     Ntttcp(Variant),
-    /// true = `--tcp-write-prefetch` at ntttcp's default TCP_NOTSENT_LOWAT (the same
-    /// socket option ntttcp's sender sets; iperf2 then also waits for writability).
+    /// true = `--tcp-write-prefetch NOTSENT_LOWAT` (the socket option ntttcp's sender
+    /// sets; iperf2 then also waits for writability).
     Iperf2(bool),
     /// true = UDP (`-u -b 0 -l 1472`).
     Iperf3(bool),

@@ -69,6 +69,17 @@ fn own_cpus() -> (String, usize) {
     )
 }
 
+/// `own_cpus()` where there are two CPUs or more; None (said on one line) where every
+/// placement is the same.
+fn two_cpus() -> Option<(String, usize)> {
+    let (all, cpus) = own_cpus();
+    if cpus < 2 {
+        eprintln!("one CPU: every placement is the same");
+        return None;
+    }
+    Some((all, cpus))
+}
+
 fn both_exit_0(s: &crate::util::Output, r: &crate::util::Output) {
     assert_eq!((s.code(), r.code()), (Some(0), Some(0)), "{s:?} {r:?}");
 }
@@ -76,10 +87,9 @@ fn both_exit_0(s: &crate::util::Output, r: &crate::util::Output) {
 #[test]
 fn placement_decides_where_the_workers_of_a_star_mapping_run() {
     let _ports = Ports::take(1);
-    let (all, cpus) = own_cpus();
-    if cpus < 2 {
-        return eprintln!("one CPU: every placement is the same");
-    }
+    let Some((all, cpus)) = two_cpus() else {
+        return;
+    };
     // A receiver's workers exist from the start: read where they may run.
     let expect = |how: &str| -> Vec<String> {
         match how {
@@ -123,10 +133,9 @@ fn placement_decides_where_the_workers_of_a_star_mapping_run() {
 #[test]
 fn auto_placement_puts_a_streams_two_ends_on_one_core_on_one_host() {
     let _ports = Ports::take(1);
-    let (all, cpus) = own_cpus();
-    if cpus < 2 {
-        return eprintln!("one CPU: every placement is the same");
-    }
+    let Some((all, _)) = two_cpus() else {
+        return;
+    };
     let rr: Vec<String> = vec!["0".into(), "1".into()];
     let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p @1 -t 3 --format json");
     wait_cpus(r.pid(), "recv", &[all.clone(), all]);
@@ -181,10 +190,9 @@ fn auto_placement_leaves_workers_to_the_scheduler_towards_another_host() {
     let Some(h) = TwoHosts::new("pl", 16) else {
         return;
     };
-    let (all, cpus) = own_cpus();
-    if cpus < 2 {
-        return eprintln!("one CPU: every placement is the same");
-    }
+    let Some((all, _)) = two_cpus() else {
+        return;
+    };
     let m = format!("-m 2,*,{} -p @1 -t 3 --format json", h.ip_b);
     let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
     wait_cpus(r.pid(), "recv", &[all.clone(), all.clone()]);

@@ -131,11 +131,11 @@ impl Port {
             }
             Admit::Refuse => return reset(&s),
         }
-        if let (Some(_), false, Ok(local)) = (
-            self.plan.local_cpu,
-            self.placed.replace(true),
-            s.local_addr(),
-        ) {
+        // `--placement auto`: the first kept connection decides, once.
+        if self.plan.local_cpu.is_some()
+            && !self.placed.replace(true)
+            && let Ok(local) = s.local_addr()
+        {
             affinity::pin_current(self.plan.cpu_for_first(local.ip(), peer.ip()));
         }
         if self.plan.no_delay {
