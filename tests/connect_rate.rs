@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::netns::TwoHosts;
 use crate::util::{
     Ports, Scratch, assert_close, assert_usage_errors, assert_valid, json, json_pair, multi_client,
-    port, ports_in, run, spawn, spawn_in, validator,
+    port, ports_in, run, spawn, spawn_in, spawn_limited, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -99,6 +99,36 @@ fn connection_rate_over_loopback_both_sides_count_the_same_connections() {
         let left = time_wait(port(1));
         assert!(left <= 2, "{left} sockets in TIME_WAIT on the data port");
     }
+}
+
+/// A receiver that may hold few connections closes the rest at once (a reset): a sender
+/// slot that sees its connect reset has still made a connection (its handshake
+/// completed; a refusal would have said so), and both sides count it.
+#[test]
+fn connections_a_receiver_resets_at_once_still_count_on_both_sides() {
+    let _ports = Ports::take(1);
+    // About 300 - 270 reserved (sync sessions, runtimes) = a budget of a few dozen,
+    // against 200 slots opening at once.
+    let r = spawn_limited(
+        "receiver",
+        300,
+        "-r 127.0.0.1 -P 1 -p @1 -t 2 --format json",
+    );
+    let so = run(
+        &ports_in("-s 127.0.0.1 -P 1 -n 1 -l 200 -p @1 -t 2 --connect-rate --format json"),
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    let (s, r) = (json(&so), json(&ro));
+    assert_connect_rate(&s, &r);
+    assert!(connections(&s) > 500.0, "{s}");
+    assert!(
+        (connections(&s) - connections(&r)).abs() <= 200.0 + connections(&s) / 100.0,
+        "sender {} vs receiver {}",
+        connections(&s),
+        connections(&r)
+    );
 }
 
 #[test]
