@@ -3,6 +3,7 @@
 //! names, veth names and /24 subnet (10.201.N.0/24), so tests run in parallel; ports are
 //! per namespace.
 
+use serde_json::json;
 use std::process::Command;
 use std::time::Duration;
 
@@ -420,29 +421,33 @@ fn sendfile_across_namespaces_and_copies_to_an_own_address() {
 /// (the loopback device's 64 KiB segments); -b is kept on either path. Every report
 /// gives the size that was read with.
 #[test]
-fn reads_follow_the_path_without_b() {
+fn reads_and_their_low_water_mark_follow_the_path() {
     let _ports = Ports::take(1);
     let Some(h) = TwoHosts::new("rd", 4) else {
         return;
     };
-    // (sender's namespace, receiver's -b, port): the read size every report must give.
+    // (sender's namespace, receiver's options, port): the read size every report must
+    // give, and the SO_RCVLOWAT its streams read back (null: the kernel's, never set).
     let runs = [
-        (&h.a, "", 1, 131_072),
-        (&h.b, "", 3, 65_536),
-        (&h.a, "-b 32K", 5, 32_768),
+        (&h.a, "", 1, 131_072, json!(196_608)),
+        (&h.b, "", 3, 65_536, json!(null)),
+        (&h.a, "-b 32K", 5, 32_768, json!(196_608)),
+        (&h.a, "--rcvlowat 64K", 7, 131_072, json!(65_536)),
+        (&h.a, "--rcvlowat -1", 9, 131_072, json!(null)),
     ];
-    for (from, b, p, want) in runs {
+    for (from, opts, p, want, lowat) in runs {
         let (_, ro) = pair_in(
             (
                 &h.b,
-                &format!("-r {} -P 1 -p @{p} -t 2 {b} --format json", h.ip_b),
+                &format!("-r {} -P 1 -p @{p} -t 2 {opts} --format json", h.ip_b),
             ),
             (from, &format!("-s {} -P 1 -p @{p} -t 2", h.ip_b)),
         );
         let d: serde_json::Value = serde_json::from_str(&ro.stdout).expect("JSON");
         let rep = &d["reports"][0];
-        assert_eq!(rep["params"]["recv_size"], want, "{b} {}", ro.stdout);
-        assert_eq!(rep["buffer_len"], want, "{b}");
+        assert_eq!(rep["params"]["recv_size"], want, "{opts} {}", ro.stdout);
+        assert_eq!(rep["buffer_len"], want, "{opts}");
+        assert_eq!(rep["socket"]["applied"]["rcvlowat"], lowat, "{opts}");
         let t = &rep["threads"][0];
         let (bytes, calls) = (t["bytes"].as_f64().unwrap(), t["calls"].as_f64().unwrap());
         assert!(bytes > 1e7 && calls > 0.0, "{t}");

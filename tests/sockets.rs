@@ -418,3 +418,28 @@ fn bandwidth_limit_holds_from_the_first_byte() {
     eprintln!("RATE -B 200M without warm-up: receiver measured {got:.0} bit/s ({err:.2}% off)");
     assert!(err <= 2.0, "{got} bit/s, {err:.2}% off");
 }
+
+/// A slow stream whose reader waits for more unread bytes than come in the silence
+/// limit (`--rcvlowat 1M`, 100 kbit/s, `--timeout 2`) is not silent: the bytes its socket
+/// holds unread are movement, counted as received, and the test completes.
+#[test]
+fn a_slow_stream_under_a_high_rcvlowat_is_not_silent() {
+    let _ports = Ports::take(1);
+    let r = spawn(
+        "receiver",
+        "-r 127.0.0.1 -P 1 -p @1 -t 4 --timeout 2 --rcvlowat 1M --format json",
+    );
+    let so = run(
+        &ports_in("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 4 --timeout 2 -B 100K --format json"),
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    assert!(!ro.stderr.contains("no data"), "{}", ro.stderr);
+    let (s, r) = (json(&so.stdout), json(&ro.stdout));
+    let bytes = |d: &serde_json::Value| d["reports"][0]["totals"]["bytes"].as_f64().unwrap();
+    assert_eq!(r["reports"][0]["socket"]["applied"]["rcvlowat"], 1 << 20);
+    // 100 kbit/s for 4 s is 50,000 bytes: far under the 1 MiB that would wake a read.
+    assert!(bytes(&r) > 20_000.0, "{r}");
+    assert_close(bytes(&s), bytes(&r), 2.0, "sender vs receiver");
+}

@@ -363,6 +363,18 @@ pub(crate) struct Cli {
     )]
     pub notsent_lowat: Option<SockBuf>,
 
+    /// Receiver: SO_RCVLOWAT, the unread bytes of a TCP stream that wake its reader,
+    /// K/M/G = 1024 (default by path: 192K where segments are NIC-sized, under 32K; else
+    /// the kernel's; -1 = the kernel's, one byte).
+    #[arg(
+        long = "rcvlowat",
+        value_name = "SIZE",
+        allow_negative_numbers = true,
+        help_heading = "Socket options",
+        hide_short_help = true
+    )]
+    pub rcvlowat: Option<SockBuf>,
+
     /// SO_RCVBUF of the data sockets, K/M/G = 1024 (Windows -rb; -1 = kernel default).
     #[arg(
         long = "recv-buffer",

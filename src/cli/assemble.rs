@@ -77,9 +77,14 @@ pub(super) fn data_opts(
             send_buffer: cli.send_buffer.and_then(|b| b.0),
             recv_buffer: cli.recv_buffer.and_then(|b| b.0),
             notsent_lowat: match cli.notsent_lowat {
-                None => config::NotsentLowat::ByPath,
-                Some(SockBuf(Some(n))) => config::NotsentLowat::Fixed(n),
-                Some(SockBuf(None)) => config::NotsentLowat::Kernel,
+                None => config::Lowat::ByPath,
+                Some(SockBuf(Some(n))) => config::Lowat::Fixed(n),
+                Some(SockBuf(None)) => config::Lowat::Kernel,
+            },
+            rcvlowat: match cli.rcvlowat {
+                None if protocol == Protocol::Tcp => config::Lowat::ByPath,
+                None | Some(SockBuf(None)) => config::Lowat::Kernel,
+                Some(SockBuf(Some(n))) => config::Lowat::Fixed(n),
             },
         },
         rate_limit: cli.bandwidth.map(|r| r.0).filter(|r| *r > 0.0),

@@ -179,7 +179,8 @@ fn windows_flag_table() {
             pacing_rate: None,
             send_buffer: Some(1 << 20),
             recv_buffer: None,
-            notsent_lowat: crate::config::NotsentLowat::ByPath,
+            notsent_lowat: crate::config::Lowat::ByPath,
+            rcvlowat: crate::config::Lowat::ByPath,
         }
     );
     assert_eq!(c.data.thread_rate, Some(102_400.0));
@@ -199,22 +200,34 @@ fn windows_flag_table() {
     );
     // TCP_NOTSENT_LOWAT: by path unless given; -1 leaves the kernel's.
     let lowat = |line: &str| ok(line).data.sockopts.notsent_lowat;
-    use crate::config::NotsentLowat;
-    assert_eq!(lowat("-s 10.0.0.5"), NotsentLowat::ByPath);
+    use crate::config::Lowat;
+    assert_eq!(lowat("-s 10.0.0.5"), Lowat::ByPath);
     assert_eq!(
         lowat("-s 10.0.0.5 --notsent-lowat 64K"),
-        NotsentLowat::Fixed(65_536)
+        Lowat::Fixed(65_536)
     );
-    assert_eq!(
-        lowat("-s 10.0.0.5 --notsent-lowat -1"),
-        NotsentLowat::Kernel
-    );
+    assert_eq!(lowat("-s 10.0.0.5 --notsent-lowat -1"), Lowat::Kernel);
     let e = err("-r 10.0.0.5 --notsent-lowat 64K");
     assert!(e.contains("--notsent-lowat applies to the sender"), "{e}");
     let e = err("-s 10.0.0.5 -u --notsent-lowat 64K");
     assert!(e.contains("not applicable for UDP"), "{e}");
     let e = err("-s 10.0.0.5 --notsent-lowat lots");
     assert!(e.contains("--notsent-lowat") && e.contains("'lots'"), "{e}");
+    // SO_RCVLOWAT: by path for TCP unless given; -1 leaves the kernel's; the receiver's.
+    let rcv = |line: &str| ok(line).data.sockopts.rcvlowat;
+    assert_eq!(rcv("-r 127.0.0.1"), Lowat::ByPath);
+    assert_eq!(rcv("-r 127.0.0.1 --rcvlowat 256K"), Lowat::Fixed(262_144));
+    assert_eq!(rcv("-r 127.0.0.1 --rcvlowat -1"), Lowat::Kernel);
+    assert_eq!(rcv("-r 127.0.0.1 -u"), Lowat::Kernel, "UDP reads datagrams");
+    let e = err("-s 10.0.0.5 --rcvlowat 64K");
+    assert!(e.contains("--rcvlowat applies to the receiver"), "{e}");
+    let e = err("-r 127.0.0.1 -u --rcvlowat 64K");
+    assert!(
+        e.contains("--rcvlowat") && e.contains("not applicable for UDP"),
+        "{e}"
+    );
+    let e = err("-r 127.0.0.1 --rcvlowat lots");
+    assert!(e.contains("--rcvlowat") && e.contains("'lots'"), "{e}");
     // Several mappings after one -m.
     let c = ok("-s -m 2,*,10.0.0.5 2,1,10.0.0.6 -ns -t 5");
     assert_eq!(c.streams.ports.len(), 4);

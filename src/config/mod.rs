@@ -319,22 +319,28 @@ pub(crate) struct SockOpts {
     pub recv_buffer: Option<usize>,
     /// TCP_NOTSENT_LOWAT of a sender's connections (`--notsent-lowat`): how much
     /// unsent data a connection's send queue holds before a write waits.
-    pub notsent_lowat: NotsentLowat,
+    pub notsent_lowat: Lowat,
+    /// SO_RCVLOWAT of a receiver's TCP connections (`--rcvlowat`): how many unread bytes
+    /// wake its reader.
+    pub rcvlowat: Lowat,
 }
 
-/// TCP_NOTSENT_LOWAT of a sender's TCP connections. A writer that waits once a little
-/// is queued unsent wakes while the data it wrote is still in cache where the reader
-/// copies it (docs/benchmarks.md, "The sender's unsent queue").
+/// A low-water mark of a TCP connection's queue: TCP_NOTSENT_LOWAT on a sender's (a
+/// writer that waits once a little is queued unsent wakes while the data it wrote is
+/// still in cache where the reader copies it), SO_RCVLOWAT on a receiver's (a reader
+/// woken for more bytes at a time wakes less often); docs/benchmarks.md.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum NotsentLowat {
-    /// The sender's default: 64 KiB where a connection's segments are large (TCP_MAXSEG
-    /// over 16 KiB just after connect: loopback, 64 KiB MTUs), else 128 KiB.
+pub(crate) enum Lowat {
+    /// The default of the side that sets it. Sender: 64 KiB where a connection's
+    /// segments are large (TCP_MAXSEG over 16 KiB just after connect: loopback, 64 KiB
+    /// MTUs), else 128 KiB. Receiver: 192 KiB where segments are NIC-sized (under 32
+    /// KiB), else the kernel's.
     ByPath,
-    /// `--notsent-lowat SIZE`: this many bytes on every connection.
+    /// `--notsent-lowat SIZE`, `--rcvlowat SIZE`: this many bytes on every connection.
     Fixed(usize),
-    /// The kernel's (net.ipv4.tcp_notsent_lowat, no limit unless set): `--notsent-lowat
-    /// -1`, and every socket that is not a sender's.
+    /// The kernel's (TCP_NOTSENT_LOWAT: net.ipv4.tcp_notsent_lowat, no limit unless set;
+    /// SO_RCVLOWAT: one byte): `-1`, and every socket the option is not for.
     #[default]
     Kernel,
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use tokio::io::{AsyncWriteExt, Interest};
 
-use crate::config::{DEFAULT_RECV_SIZE, IoMode, SockOpts};
+use crate::config::{DEFAULT_RECV_SIZE, IoMode, Lowat, SockOpts};
 use crate::pace::Pacers;
 
 /// Everything a sender worker needs.
@@ -186,6 +186,8 @@ pub(crate) struct RecvPlan {
     pub skip_copy: bool,
     /// The most one read of a connection takes.
     pub read: ReadSize,
+    /// SO_RCVLOWAT of a stream connection (`--rcvlowat`).
+    pub rcvlowat: Lowat,
     /// How long a connection-rate test's connection is held for its sender to close it.
     pub timeout: std::time::Duration,
 }
@@ -240,9 +242,35 @@ impl ReadSize {
     }
 }
 
+/// The SO_RCVLOWAT to set on a stream connection whose segments are `mss` bytes (None:
+/// leave the kernel's, one byte). By path: 192 KiB where segments are NIC-sized, so a
+/// reader wakes once for a read and a half instead of for every burst the path
+/// delivers (one veth stream x1.3, two x1.2, four x1.45; more than 224 KiB left our
+/// 128 KiB-unsent sender waiting); where they are large (loopback) the kernel's, which
+/// measured no steady gain; docs/benchmarks.md.
+pub(crate) fn rcvlowat(how: Lowat, mss: Option<u32>) -> Option<usize> {
+    match (how, mss) {
+        (Lowat::Kernel, _) => None,
+        (Lowat::Fixed(n), _) => Some(n),
+        (Lowat::ByPath, Some(m)) if m < LARGE_SEGMENTS => Some(WIDE_READ + WIDE_READ / 2),
+        (Lowat::ByPath, _) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Payload, ReadSize, RecvPlan, WIDE_READ, file_span};
+    use super::{Lowat, Payload, ReadSize, RecvPlan, WIDE_READ, file_span, rcvlowat};
+
+    #[test]
+    fn the_default_rcvlowat_follows_the_segment_size_and_a_given_one_is_kept() {
+        let by = |mss| rcvlowat(Lowat::ByPath, mss);
+        assert_eq!(by(Some(1448)), Some(196_608), "veth at 1500 bytes");
+        assert_eq!(by(Some(8948)), Some(196_608), "9000 bytes");
+        assert_eq!(by(Some(65_483)), None, "loopback: the kernel's");
+        assert_eq!(by(None), None, "unknown: the kernel's");
+        assert_eq!(rcvlowat(Lowat::Fixed(1), Some(65_483)), Some(1));
+        assert_eq!(rcvlowat(Lowat::Kernel, Some(1448)), None);
+    }
 
     #[test]
     fn auto_placement_moves_a_receiver_only_for_a_peer_on_this_host() {
@@ -252,6 +280,7 @@ mod tests {
             no_delay: false,
             skip_copy: false,
             read: ReadSize::ByPath,
+            rcvlowat: Lowat::ByPath,
             timeout: std::time::Duration::from_secs(1),
         };
         let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();

@@ -19,7 +19,7 @@ use crate::sys::affinity;
 
 use super::header::{self, Header, Opening};
 use super::held::{hold, reset};
-use super::plan::{Flows, RecvPlan, filled};
+use super::plan::{Flows, RecvPlan, filled, rcvlowat};
 use super::worker::{FinishGuard, Listening, WorkerState, runtime};
 
 /// Body of a receiver worker thread: accept on `listener` and drain every connection the
@@ -297,8 +297,14 @@ async fn bulk(
 ) {
     let flags = if plan.skip_copy { libc::MSG_TRUNC } else { 0 };
     let sock = SockRef::from(s);
-    let len = plan.read.for_mss(sock.tcp_mss().ok());
+    let mss = sock.tcp_mss().ok();
+    let len = plan.read.for_mss(mss);
     me.read_len.fetch_max(len, Ordering::Relaxed);
+    if let Some(lowat) = rcvlowat(plan.rcvlowat, mss)
+        && let Ok(kept) = crate::sys::socket::set_rcvlowat(s, lowat)
+    {
+        me.rcvlowat.fetch_max(kept, Ordering::Relaxed);
+    }
     if flowing {
         flows.send_modify(|n| *n += 1);
     }

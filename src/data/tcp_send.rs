@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use socket2::{Protocol, SockAddr, SockRef, Type};
 
-use crate::config::{IoMode, NotsentLowat, SockOpts};
+use crate::config::{IoMode, Lowat, SockOpts};
 use crate::pace::Pacers;
 use crate::stop::Flag;
 use crate::sys::affinity;
@@ -207,12 +207,12 @@ fn connect(
 /// leave the kernel's). By path: 64 KiB where segments are large (loopback, 64 KiB MTUs:
 /// one stream x1.7 against 128 KiB, two x1.7, four x1.6), 128 KiB where they are
 /// NIC-sized (veth at 1500 bytes: 64 KiB lost x0.86 at two streams); docs/benchmarks.md.
-fn notsent_lowat(how: NotsentLowat, mss: Option<u32>) -> Option<usize> {
+fn notsent_lowat(how: Lowat, mss: Option<u32>) -> Option<usize> {
     match (how, mss) {
-        (NotsentLowat::Kernel, _) => None,
-        (NotsentLowat::Fixed(n), _) => Some(n),
-        (NotsentLowat::ByPath, Some(m)) if m > LARGE_SEGMENTS => Some(64 << 10),
-        (NotsentLowat::ByPath, _) => Some(128 << 10),
+        (Lowat::Kernel, _) => None,
+        (Lowat::Fixed(n), _) => Some(n),
+        (Lowat::ByPath, Some(m)) if m > LARGE_SEGMENTS => Some(64 << 10),
+        (Lowat::ByPath, _) => Some(128 << 10),
     }
 }
 
@@ -364,28 +364,21 @@ mod tests {
             send_buffer: None,
             recv_buffer: None,
             notsent_lowat,
+            rcvlowat: Lowat::Kernel,
         };
         let lowat = |o| {
             let s = connect(at, soon, &Flag::default(), &opts(o), None).unwrap();
             crate::sys::socket::notsent_lowat(&s).unwrap()
         };
-        assert_eq!(lowat(NotsentLowat::Fixed(98_304)), 98_304);
+        assert_eq!(lowat(Lowat::Fixed(98_304)), 98_304);
         // 0 = the socket has no value of its own: net.ipv4.tcp_notsent_lowat applies.
-        assert_eq!(
-            lowat(NotsentLowat::Kernel),
-            0,
-            "leaves the kernel's setting"
-        );
-        assert_eq!(
-            lowat(NotsentLowat::ByPath),
-            64 << 10,
-            "loopback's large segments"
-        );
+        assert_eq!(lowat(Lowat::Kernel), 0, "leaves the kernel's setting");
+        assert_eq!(lowat(Lowat::ByPath), 64 << 10, "loopback's large segments");
     }
 
     #[test]
     fn the_default_notsent_lowat_follows_the_segment_size() {
-        let by = |mss| notsent_lowat(NotsentLowat::ByPath, mss);
+        let by = |mss| notsent_lowat(Lowat::ByPath, mss);
         assert_eq!(
             by(Some(32_741)),
             Some(64 << 10),
@@ -397,8 +390,8 @@ mod tests {
         assert_eq!(by(Some(8948)), Some(128 << 10), "9000-byte MTU");
         assert_eq!(by(Some(1448)), Some(128 << 10), "1500-byte MTU");
         assert_eq!(by(None), Some(128 << 10), "unknown");
-        assert_eq!(notsent_lowat(NotsentLowat::Fixed(1), Some(65_483)), Some(1));
-        assert_eq!(notsent_lowat(NotsentLowat::Kernel, Some(1448)), None);
+        assert_eq!(notsent_lowat(Lowat::Fixed(1), Some(65_483)), Some(1));
+        assert_eq!(notsent_lowat(Lowat::Kernel, Some(1448)), None);
     }
 
     #[test]

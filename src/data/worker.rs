@@ -94,6 +94,9 @@ pub(crate) struct WorkerState {
     /// TCP receiver: the most one read of its streams took since the last report (0:
     /// none), which `ReadSize::ByPath` decides per connection.
     pub read_len: AtomicUsize,
+    /// TCP receiver: the most SO_RCVLOWAT its streams read back since the last report
+    /// (0: none), which `Lowat::ByPath` decides per connection.
+    pub rcvlowat: AtomicUsize,
     /// Request/response sender: the round trips timed while the window was open.
     pub latency: Mutex<Latency>,
     /// Receiver: the last settle request this worker has answered (`Admission`).
@@ -204,16 +207,7 @@ impl WorkerState {
         };
         let (moved, ops) = self.counters.sample();
         // What the receiver's kernel holds unread was delivered too: the sender counts it.
-        let unread: u64 = {
-            let fds = self.receiving.lock().unwrap_or_else(|p| p.into_inner());
-            let unread = |&fd: &std::os::fd::RawFd| {
-                if edge {
-                    crate::sys::socket::flush_ack(fd);
-                }
-                crate::sys::socket::unread(fd)
-            };
-            fds.iter().map(unread).sum()
-        };
+        let unread = self.unread(edge);
         let queued = if self.connect_rate.load(Ordering::Acquire) {
             let fd = self.listening.lock().unwrap_or_else(|p| p.into_inner());
             fd.and_then(crate::sys::socket::accept_queue).unwrap_or(0)
@@ -226,6 +220,19 @@ impl WorkerState {
             ops: ops + queued,
             udp: self.udp.sample(),
         }
+    }
+
+    /// The bytes the kernel holds unread on the connections this worker reads (at a
+    /// window's `edge` each first sends the acknowledgement it owes).
+    pub(crate) fn unread(&self, edge: bool) -> u64 {
+        let fds = self.receiving.lock().unwrap_or_else(|p| p.into_inner());
+        let unread = |&fd: &std::os::fd::RawFd| {
+            if edge {
+                crate::sys::socket::flush_ack(fd);
+            }
+            crate::sys::socket::unread(fd)
+        };
+        fds.iter().map(unread).sum()
     }
 
     /// Has every connection this worker reads send the acknowledgement it owes now (see
@@ -286,6 +293,9 @@ pub(crate) struct Applied {
     pub send_buffer: usize,
     /// SO_RCVBUF as read back, bytes.
     pub recv_buffer: usize,
+    /// Receiver: SO_RCVLOWAT as a stream connection read it back, bytes (the most of
+    /// any; null where no stream was read).
+    pub rcvlowat: Option<usize>,
 }
 
 impl Applied {
@@ -295,6 +305,7 @@ impl Applied {
             no_delay: sock.tcp_nodelay().unwrap_or(false),
             send_buffer: sock.send_buffer_size().unwrap_or(0),
             recv_buffer: sock.recv_buffer_size().unwrap_or(0),
+            rcvlowat: None,
         }
     }
 }

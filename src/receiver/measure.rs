@@ -4,13 +4,13 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Serving;
 use super::begin::Begun;
 use super::monitor::ReceiverMonitor;
 use crate::config::{Config, Direction, Protocol, Workload};
-use crate::data::WorkerState;
+use crate::data::{self, WorkerState};
 use crate::report::{EndKind, Note, Notes, Report, Side};
 use crate::role::{applied, this_host, warn_how_it_went};
 use crate::stats;
@@ -65,10 +65,13 @@ pub(super) async fn test(
     let shared = Shared {
         connections,
         peers,
-        applied: applied(workers, cfg, notes),
+        applied: applied(workers, cfg, notes).map(|a| data::Applied {
+            rcvlowat: most(workers, |w| &w.rcvlowat),
+            ..a
+        }),
         negotiated: cfg.linux_sync().then_some(negotiated),
         used: Used::take(parts),
-        read_len: read_len(workers),
+        read_len: most(workers, |w| &w.read_len),
     };
     let rr_size = echoed(workers);
     for w in workers {
@@ -196,11 +199,13 @@ fn echoed(workers: &[Arc<WorkerState>]) -> Option<usize> {
     (size > 0).then_some(size)
 }
 
-/// The most one read of the test's streams took; the workers forget it for the next test.
-fn read_len(workers: &[Arc<WorkerState>]) -> Option<usize> {
-    let most = workers
-        .iter()
-        .map(|w| w.read_len.swap(0, Ordering::Relaxed));
+/// The most any worker recorded in `field` during the test (None: nothing); the
+/// workers forget it for the next test. Used for the read size and SO_RCVLOWAT.
+fn most(
+    workers: &[Arc<WorkerState>],
+    field: impl Fn(&WorkerState) -> &AtomicUsize,
+) -> Option<usize> {
+    let most = workers.iter().map(|w| field(w).swap(0, Ordering::Relaxed));
     most.max().filter(|n| *n > 0)
 }
 

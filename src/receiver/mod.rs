@@ -232,6 +232,7 @@ fn launch(
             no_delay: cfg.data.sockopts.no_delay,
             skip_copy: cfg.data.zero_copy.skip_rx_copy,
             read: read_size(cfg),
+            rcvlowat: cfg.data.sockopts.rcvlowat,
             timeout: cfg.timeout,
         };
         let applied = (j == 0).then(|| {

@@ -348,7 +348,8 @@ pub(crate) struct SocketReport {
     /// `--no-delay` / `-ndl`, `-sb`, `-rb` as given.
     pub requested: crate::config::SockOpts,
     /// Read back from a data socket (the receiver's listener, whose settings its
-    /// connections inherit); null if no socket was read.
+    /// connections inherit, and SO_RCVLOWAT from its streams); null if no socket was
+    /// read.
     pub applied: Option<crate::data::Applied>,
 }
 

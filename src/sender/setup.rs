@@ -6,7 +6,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use crate::config::{Config, IoMode, NotsentLowat, Protocol, Role, UsageError};
+use crate::config::{Config, IoMode, Lowat, Protocol, Role, UsageError};
 use crate::data::udp;
 use crate::report::{Note, Notes};
 use crate::sys::limits;
@@ -48,12 +48,12 @@ pub(super) fn zero_copy_plan(
 /// 128 KiB sendfile() measured x0.69 of copying on one veth stream, without one x1.1
 /// (docs/benchmarks.md).
 pub(super) fn sendfile_lowat(cfg: &Config) -> Option<Config> {
-    let by_path = cfg.data.sockopts.notsent_lowat == NotsentLowat::ByPath;
+    let by_path = cfg.data.sockopts.notsent_lowat == Lowat::ByPath;
     if !(cfg.data.zero_copy.sendfile && by_path) {
         return None;
     }
     let mut c = cfg.clone();
-    c.data.sockopts.notsent_lowat = NotsentLowat::Kernel;
+    c.data.sockopts.notsent_lowat = Lowat::Kernel;
     Some(c)
 }
 

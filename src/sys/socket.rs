@@ -55,6 +55,15 @@ pub(crate) fn set_notsent_lowat(sock: &impl AsRawFd, bytes: usize) -> std::io::R
     set_int(sock, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, v)
 }
 
+/// Sets SO_RCVLOWAT: the unread bytes that make a socket readable (sizes above
+/// i32::MAX are clamped; Linux caps it at half the largest receive buffer) and returns
+/// the value the kernel keeps.
+pub(crate) fn set_rcvlowat(sock: &impl AsRawFd, bytes: usize) -> std::io::Result<usize> {
+    let v = bytes.min(i32::MAX as usize) as libc::c_int;
+    set_int(sock, libc::SOL_SOCKET, libc::SO_RCVLOWAT, v)?;
+    get_int(sock, libc::SOL_SOCKET, libc::SO_RCVLOWAT).map(|v| v.max(0) as usize)
+}
+
 /// The path MTU the kernel knows for a connected socket's destination (IP_MTU /
 /// IPV6_MTU: the route's MTU, lowered by any ICMP "packet too big" seen).
 pub(crate) fn path_mtu(sock: &impl AsRawFd, ipv6: bool) -> std::io::Result<usize> {
@@ -318,6 +327,7 @@ mod tests {
         set_max_pacing_rate(&c, 5_000_000_000).expect("64-bit pacing rate accepted");
         set_notsent_lowat(&c, 131_072).unwrap();
         assert_eq!(notsent_lowat(&c).unwrap(), 131_072);
+        assert_eq!(set_rcvlowat(&c, 196_608).unwrap(), 196_608);
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         assert!(tcp_info(&udp, 0, 0).is_none(), "not a TCP socket");
     }

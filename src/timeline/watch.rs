@@ -41,13 +41,15 @@ impl Silence {
 }
 
 /// What the workers have moved: bytes and completed calls (a connection-rate test's
-/// calls move no bytes), so that either moving is movement.
+/// calls move no bytes), so that either moving is movement; and the bytes their
+/// connections hold unread, so that a stream whose reader waits for its SO_RCVLOWAT
+/// (a slow one) is not silent while bytes come in.
 pub(super) fn total(workers: &[Arc<WorkerState>]) -> u64 {
     workers
         .iter()
         .map(|w| {
             let (bytes, calls) = w.counters.sample();
-            bytes.wrapping_add(calls)
+            bytes.wrapping_add(calls).wrapping_add(w.unread(false))
         })
         .fold(0, u64::wrapping_add)
 }

@@ -287,6 +287,9 @@ fn check_transport(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), Usag
     if cli.notsent_lowat.is_some() && role == Role::Receiver {
         return err("--notsent-lowat applies to the sender: drop it on the receiver");
     }
+    if cli.rcvlowat.is_some() && role == Role::Sender {
+        return err("--rcvlowat applies to the receiver: drop it on the sender");
+    }
     if cli.skip_rx_copy && role == Role::Sender {
         return err("--skip-rx-copy applies to the receiver: drop it on the sender");
     }
@@ -298,6 +301,9 @@ fn check_transport(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), Usag
     }
     if cli.notsent_lowat.is_some() {
         return err("--notsent-lowat (TCP_NOTSENT_LOWAT) is not applicable for UDP (-u)");
+    }
+    if cli.rcvlowat.is_some() {
+        return err("--rcvlowat (SO_RCVLOWAT of a TCP stream) is not applicable for UDP (-u)");
     }
     if cli.sendfile {
         return err(
