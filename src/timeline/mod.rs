@@ -23,8 +23,8 @@ pub(crate) use edge::{Edge, Start, sample};
 pub(crate) use plan::IntervalLatency;
 use plan::Span;
 pub(crate) use plan::{IntervalConnect, IntervalLoss, IntervalRr, IntervalSample, Plan, Progress};
+use watch::{Motion, StallWatch};
 pub(crate) use watch::{STALL_STEP, Silence, Stall};
-use watch::{StallWatch, total};
 pub(crate) use ways::Ways;
 
 /// Something that ends or shortens a phase.
@@ -311,8 +311,10 @@ async fn measure<M: Monitor>(
     let mut watches: Vec<_> = WayWindow::unmeasured(ways)
         .into_iter()
         .map(|w| {
-            let stalls = StallWatch::new(m0, total(&workers[w.workers.clone()]));
-            (w, stalls, rtt::RttWatch::new(m0))
+            let mine = &workers[w.workers.clone()];
+            let mut motion = Motion::new(mine);
+            let stalls = StallWatch::new(m0, motion.look(mine));
+            (w, stalls, motion, rtt::RttWatch::new(m0))
         })
         .collect();
     let mut last = start.to_vec();
@@ -327,9 +329,9 @@ async fn measure<M: Monitor>(
             .min()
             .unwrap_or(step);
         let ev = wait_until(Some(target), mon, Phase::Measure).await;
-        for (w, stalls, rtts) in &mut watches {
+        for (w, stalls, motion, rtts) in &mut watches {
             let mine = &workers[w.workers.clone()];
-            stalls.look(Instant::now(), total(mine));
+            stalls.look(Instant::now(), motion.look(mine));
             rtts.look(Instant::now(), mine);
         }
         let done = ev.is_some() || end_at.is_some_and(|e| Instant::now() >= e);
@@ -369,7 +371,7 @@ async fn measure<M: Monitor>(
         if done {
             let measured = watches
                 .into_iter()
-                .map(|(w, stalls, rtts)| WayWindow {
+                .map(|(w, stalls, _, rtts)| WayWindow {
                     stall: stalls.longest,
                     rtt: rtts.finish(),
                     ..w
