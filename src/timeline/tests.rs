@@ -174,8 +174,11 @@ fn a_window_whose_workers_were_held_opens_when_its_clock_started() {
     let opened = w.wall.0.duration_since(wall_t0).unwrap_or_default();
     assert!(opened < Duration::from_millis(50), "{opened:?}");
     let lasted = w.wall.1.duration_since(w.wall.0).unwrap().as_secs_f64();
+    // Each edge reads the monotonic clock and then the wall clock: a busy machine may
+    // run another thread between the two reads (CI saw 1.0 ms), so the spans agree
+    // within a scheduler's time slice or two, not to the microsecond.
     assert!(
-        (lasted - w.seconds).abs() < 0.001,
+        (lasted - w.seconds).abs() < 0.020,
         "{lasted} vs {}",
         w.seconds
     );
