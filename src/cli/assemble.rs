@@ -76,19 +76,27 @@ pub(super) fn data_opts(
                 .map(|r| (r.0 / 8.0 / sender_conns as f64).max(1.0) as u64),
             send_buffer: cli.send_buffer.and_then(|b| b.0),
             recv_buffer: cli.recv_buffer.and_then(|b| b.0),
-            notsent_lowat: match cli.notsent_lowat {
-                None => config::Lowat::ByPath,
-                Some(SockBuf(Some(n))) => config::Lowat::Fixed(n),
-                Some(SockBuf(None)) => config::Lowat::Kernel,
-            },
-            rcvlowat: match cli.rcvlowat {
-                None if protocol == Protocol::Tcp => config::Lowat::ByPath,
-                None | Some(SockBuf(None)) => config::Lowat::Kernel,
-                Some(SockBuf(Some(n))) => config::Lowat::Fixed(n),
-            },
+            notsent_lowat: lowat(cli.notsent_lowat, config::Lowat::ByPath),
+            rcvlowat: lowat(
+                cli.rcvlowat,
+                match protocol {
+                    Protocol::Tcp => config::Lowat::ByPath,
+                    Protocol::Udp => config::Lowat::Kernel,
+                },
+            ),
         },
         rate_limit: cli.bandwidth.map(|r| r.0).filter(|r| *r > 0.0),
         thread_rate: cli.thread_throttle.filter(|k| *k > 0.0).map(|k| k * 1024.0),
+    }
+}
+
+/// A low-water mark flag (`--notsent-lowat`, `--rcvlowat`): `-1` the kernel's, a size
+/// that size, and without the flag `default`.
+fn lowat(given: Option<SockBuf>, default: config::Lowat) -> config::Lowat {
+    match given {
+        None => default,
+        Some(SockBuf(Some(n))) => config::Lowat::Fixed(n),
+        Some(SockBuf(None)) => config::Lowat::Kernel,
     }
 }
 

@@ -345,6 +345,18 @@ pub(crate) enum Lowat {
     Kernel,
 }
 
+impl Lowat {
+    /// The bytes to set on a connection (None: leave the kernel's), given what its path
+    /// asks for by default (`by_path`, None: the kernel's).
+    pub(crate) fn bytes(self, by_path: Option<usize>) -> Option<usize> {
+        match self {
+            Self::Kernel => None,
+            Self::Fixed(n) => Some(n),
+            Self::ByPath => by_path,
+        }
+    }
+}
+
 /// One sender worker thread: which port it targets and where it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SenderThread {

@@ -249,12 +249,8 @@ impl ReadSize {
 /// 128 KiB-unsent sender waiting); where they are large (loopback) the kernel's, which
 /// measured no steady gain; docs/benchmarks.md.
 pub(crate) fn rcvlowat(how: Lowat, mss: Option<u32>) -> Option<usize> {
-    match (how, mss) {
-        (Lowat::Kernel, _) => None,
-        (Lowat::Fixed(n), _) => Some(n),
-        (Lowat::ByPath, Some(m)) if m < LARGE_SEGMENTS => Some(WIDE_READ + WIDE_READ / 2),
-        (Lowat::ByPath, _) => None,
-    }
+    let nic_sized = mss.is_some_and(|m| m < LARGE_SEGMENTS);
+    how.bytes(nic_sized.then_some(WIDE_READ + WIDE_READ / 2))
 }
 
 #[cfg(test)]

@@ -208,12 +208,8 @@ fn connect(
 /// one stream x1.7 against 128 KiB, two x1.7, four x1.6), 128 KiB where they are
 /// NIC-sized (veth at 1500 bytes: 64 KiB lost x0.86 at two streams); docs/benchmarks.md.
 fn notsent_lowat(how: Lowat, mss: Option<u32>) -> Option<usize> {
-    match (how, mss) {
-        (Lowat::Kernel, _) => None,
-        (Lowat::Fixed(n), _) => Some(n),
-        (Lowat::ByPath, Some(m)) if m > LARGE_SEGMENTS => Some(64 << 10),
-        (Lowat::ByPath, _) => Some(128 << 10),
-    }
+    let large = mss.is_some_and(|m| m > LARGE_SEGMENTS);
+    how.bytes(Some(if large { 64 << 10 } else { 128 << 10 }))
 }
 
 /// Segments above this size (TCP_MAXSEG, read just after connect, when Linux reports
