@@ -69,18 +69,6 @@ impl Admission {
         }
     }
 
-    /// Whether a connection-rate test's counted connection may be held open until its
-    /// sender closes it: only within the descriptor budget (it then counts as open until
-    /// `closed`); beyond it, it is closed at once.
-    pub(crate) fn hold(&self) -> bool {
-        if self.open.load(Ordering::Acquire) < self.budget {
-            self.open.fetch_add(1, Ordering::AcqRel);
-            true
-        } else {
-            false
-        }
-    }
-
     /// A kept connection has closed.
     pub(crate) fn closed(&self) {
         self.open.fetch_sub(1, Ordering::AcqRel);
@@ -186,11 +174,6 @@ mod tests {
         assert_eq!(a.admit(), Admit::Refuse, "the test is over");
         a.set_running(true, false);
         assert_eq!(a.admit(), Admit::Refuse, "the next test is a plain one");
-        // Held connections keep to the budget (1 here).
-        assert!(a.hold());
-        assert!(!a.hold(), "budget spent: closed at once");
-        a.closed();
-        assert!(a.hold());
     }
 
     #[test]

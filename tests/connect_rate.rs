@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Ports, Scratch, assert_close, assert_usage_errors, assert_valid, json, json_pair, multi_client,
-    port, ports_in, run, spawn, spawn_in, spawn_limited, validator,
+    FdPeak, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, json, json_pair,
+    multi_client, port, ports_in, run, spawn, spawn_in, spawn_limited, validator, wait_listening,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -101,33 +101,78 @@ fn connection_rate_over_loopback_both_sides_count_the_same_connections() {
     }
 }
 
-/// A receiver that may hold few connections closes the rest at once (a reset): a sender
-/// slot that sees its connect reset has still made a connection (its handshake
-/// completed; a refusal would have said so), and both sides count it.
+/// The fixed descriptors of a default receiver (16 data ports, each a listener and its
+/// worker's runtime, the sync port, /proc readers) are about a hundred; its counted
+/// connections are closed the moment they are accepted, so beyond that it holds no more
+/// than the accepts in flight, one per sender slot at the most.
+const RECEIVER_FIXED_FDS: usize = 128;
+const DEFAULT_SLOTS: usize = 64;
+
+/// At the defaults (16 ports x 4 threads = 64 slots) a connection-rate test runs within
+/// 1,024 descriptors on each side, as two processes and as one, never meets EMFILE, and
+/// the receiver's descriptors stay bounded by the connections in flight.
 #[test]
-fn connections_a_receiver_resets_at_once_still_count_on_both_sides() {
+fn connection_rate_at_the_defaults_fits_in_1024_descriptors_one_process_and_two() {
     let _ports = Ports::take(1);
-    // About 300 - 270 reserved (sync sessions, runtimes) = a budget of a few dozen,
-    // against 200 slots opening at once.
-    let r = spawn_limited(
-        "receiver",
-        300,
-        "-r 127.0.0.1 -P 1 -p @1 -t 2 --format json",
+    let r = spawn_limited("receiver", 1024, "-r 127.0.0.1 -p @1 -t 3 --format json");
+    wait_listening(port(16), LIMIT);
+    let fds = FdPeak::watch(r.pid());
+    let s = spawn_limited(
+        "sender",
+        1024,
+        "-s 127.0.0.1 -p @1 -t 3 --connect-rate --format json",
     );
-    let so = run(
-        &ports_in("-s 127.0.0.1 -P 1 -n 1 -l 200 -p @1 -t 2 --connect-rate --format json"),
-        LIMIT,
-    );
-    let ro = r.wait(LIMIT);
+    let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+    let peak = fds.peak();
     assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
-    let (s, r) = (json(&so), json(&ro));
-    assert_connect_rate(&s, &r);
-    assert!(connections(&s) > 500.0, "{s}");
+    let (sd, rd) = (json(&so), json(&ro));
+    assert_connect_rate(&sd, &rd);
+    assert_eq!(
+        report(&sd)["threads"].as_array().unwrap().len(),
+        DEFAULT_SLOTS
+    );
+    assert!(connections(&sd) > 500.0, "{sd}");
     assert!(
-        (connections(&s) - connections(&r)).abs() <= 200.0 + connections(&s) / 100.0,
+        (connections(&sd) - connections(&rd)).abs()
+            <= DEFAULT_SLOTS as f64 + connections(&sd) / 100.0,
         "sender {} vs receiver {}",
-        connections(&s),
-        connections(&r)
+        connections(&sd),
+        connections(&rd)
+    );
+    eprintln!("receiver descriptors at most {peak}");
+    assert!(
+        peak > 0 && peak <= RECEIVER_FIXED_FDS + DEFAULT_SLOTS,
+        "the receiver held {peak} descriptors"
+    );
+    for o in [&so, &ro] {
+        assert!(!o.stderr.contains("os error 24"), "{o:?}");
+    }
+
+    let one = spawn_limited(
+        "loopback",
+        1024,
+        "--loopback -p @1 -t 3 --connect-rate --format json",
+    );
+    let fds = FdPeak::watch(one.pid());
+    let o = one.wait(LIMIT);
+    let peak = fds.peak();
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(!o.stderr.contains("os error 24"), "{o:?}");
+    let d = json(&o);
+    let sides: Vec<f64> = d["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["connect"]["connections"].as_u64().unwrap() as f64)
+        .collect();
+    assert_eq!(sides.len(), 2, "{d}");
+    assert!(sides.iter().all(|&n| n > 500.0), "{sides:?}");
+    // Both roles: the receiver's part above and the sender's 64 workers, each its slot's
+    // socket and its runtime's (two epoll instances and an eventfd), one more in flight.
+    eprintln!("one process: descriptors at most {peak}");
+    assert!(
+        peak <= RECEIVER_FIXED_FDS + DEFAULT_SLOTS * 6,
+        "one process held {peak} descriptors"
     );
 }
 

@@ -484,6 +484,36 @@ pub(crate) fn rss_kib(pid: u32) -> u64 {
         .expect("VmRSS of the receiver")
 }
 
+/// Samples a process's open descriptors (/proc/PID/fd) every 10 ms on a thread of its
+/// own until `peak` is called: the most it held at one sample.
+pub(crate) struct FdPeak {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sampler: std::thread::JoinHandle<usize>,
+}
+
+impl FdPeak {
+    pub(crate) fn watch(pid: u32) -> Self {
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = done.clone();
+        let sampler = std::thread::spawn(move || {
+            let mut peak = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let n = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count);
+                peak = peak.max(n);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            peak
+        });
+        Self { done, sampler }
+    }
+
+    /// Stops sampling; the peak.
+    pub(crate) fn peak(self) -> usize {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.sampler.join().expect("fd sampler")
+    }
+}
+
 /// Raises this test process's own soft RLIMIT_NOFILE to at least `n` with prlimit(1),
 /// for tests that hold many sockets themselves (the hard limit, which children inherit,
 /// is left alone).

@@ -188,8 +188,6 @@ pub(crate) struct RecvPlan {
     pub read: ReadSize,
     /// SO_RCVLOWAT of a stream connection (`--rcvlowat`).
     pub rcvlowat: Lowat,
-    /// How long a connection-rate test's connection is held for its sender to close it.
-    pub timeout: std::time::Duration,
 }
 
 impl RecvPlan {
@@ -277,7 +275,6 @@ mod tests {
             skip_copy: false,
             read: ReadSize::ByPath,
             rcvlowat: Lowat::ByPath,
-            timeout: std::time::Duration::from_secs(1),
         };
         let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
         let auto = plan(Some(1));

@@ -18,7 +18,7 @@ use crate::stop::Flag;
 use crate::sys::affinity;
 
 use super::header::{self, Header, Opening};
-use super::held::{hold, reset};
+use super::held::reset;
 use super::plan::{Flows, RecvPlan, filled, rcvlowat};
 use super::worker::{FinishGuard, Listening, WorkerState, runtime};
 
@@ -115,19 +115,13 @@ impl Port {
             Admit::Keep => {}
             Admit::Count => {
                 // One call of no bytes: the connections a connection-rate test counts.
-                // Held until its sender closes it (with a reset: no TIME_WAIT either
-                // side), so the sender never sees its connect undone by us.
+                // Closed at once with a FIN: the sender's connect stands (a reset could
+                // undo it before the sender looked), and its own reset then ends our
+                // orphaned end, so nothing lingers in TIME_WAIT and no descriptor waits
+                // on anything: they stay bounded by the accepts in flight.
                 self.me.connect_rate.store(true, Ordering::Relaxed);
                 self.me.counters.add_many(0, 1);
-                if !self.gate.hold() {
-                    return reset(&s);
-                }
-                let (gate, at_most) = (self.gate.clone(), self.plan.timeout);
-                tokio::spawn(async move {
-                    hold(s, at_most).await;
-                    gate.closed();
-                });
-                return;
+                return drop(s);
             }
             Admit::Refuse => return reset(&s),
         }

@@ -233,7 +233,6 @@ fn launch(
             skip_copy: cfg.data.zero_copy.skip_rx_copy,
             read: read_size(cfg),
             rcvlowat: cfg.data.sockopts.rcvlowat,
-            timeout: cfg.timeout,
         };
         let applied = (j == 0).then(|| {
             let sock = match &l {
