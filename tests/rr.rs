@@ -342,3 +342,32 @@ fn latency_between_namespaces_follows_a_shaped_link_ipv4_and_ipv6() {
         assert!((2.0..=250.0).contains(&p50_ms), "{six} bulk RTT {rtt}");
     }
 }
+
+/// A latency test without -m, -P or -n runs one connection, as netperf, neper and
+/// sockperf run one flow, and says so; against a default receiver (16 ports) too.
+#[test]
+fn a_latency_test_without_a_layout_runs_one_connection_and_says_so() {
+    let _ports = Ports::take(1);
+    let (s, r) = json_pair("-t 2", "-t 2 --rr");
+    assert_both_count(&s, &r, 1);
+    let params = &s["reports"][0]["params"];
+    assert_eq!(params["latency_default"], true, "{params}");
+    assert_eq!(s["reports"][0]["threads"].as_array().unwrap().len(), 1);
+    let o = run(&ports_in("--loopback -p @1 -t 1 --rr 64"), LIMIT);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(
+        o.stdout
+            .contains("1 connection: a latency test's default without -m, -P or -n"),
+        "{}",
+        o.stdout
+    );
+    // Any layout flag keeps its meaning: -P 2 -n 1 is two connections, and no line.
+    let o = run(
+        &ports_in("--loopback -p @1 -t 1 --rr -P 2 -n 1 --format json"),
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let d = json(&o);
+    assert_eq!(d["reports"][0]["connections"], 2, "{d}");
+    assert_eq!(d["reports"][0]["params"]["latency_default"], false);
+}

@@ -7,12 +7,14 @@ use super::args::Cli;
 use super::values::{SockBuf, strip_brackets};
 use crate::config::{self, Dialect, IoMode, Protocol, Role, SyncMode, UsageError};
 
-/// The connection layout: ports, threads per port, connections per thread, placement.
+/// The connection layout: ports, threads per port, connections per thread, placement
+/// (`latency_default`: the ports and threads are a latency test's one).
 pub(super) fn streams_of(
     cli: &Cli,
     ports: Vec<config::PortPlan>,
     threads_per_port: u32,
     base_port: u16,
+    latency_default: bool,
 ) -> config::Streams {
     config::Streams {
         ports,
@@ -21,6 +23,7 @@ pub(super) fn streams_of(
         base_port,
         ipv6: cli.ipv6,
         placement: cli.placement.unwrap_or(config::DEFAULT_PLACEMENT),
+        latency_default,
     }
 }
 

@@ -439,3 +439,25 @@ fn the_dialect_and_a_p_that_overrides_m_are_said() {
         forced.notes
     );
 }
+
+#[test]
+fn a_latency_test_without_a_layout_runs_one_connection_and_any_layout_flag_keeps_its_meaning() {
+    let layout = |line: &str| {
+        let c = ok(line);
+        (
+            c.streams.ports.len(),
+            c.streams.threads_per_port,
+            c.streams.conns_per_thread,
+            c.streams.latency_default,
+        )
+    };
+    assert_eq!(layout("-s 10.0.0.5 --rr"), (1, 1, 1, true));
+    assert_eq!(layout("--loopback --rr 64"), (1, 1, 1, true));
+    assert_eq!(layout("-s 10.0.0.5 --rr -l 4"), (1, 1, 4, true));
+    assert_eq!(layout("-s 10.0.0.5 --rr -P 2"), (2, 4, 1, false));
+    assert_eq!(layout("-s 10.0.0.5 --rr -n 3"), (16, 3, 1, false));
+    assert_eq!(layout("-s -m 2,*,10.0.0.5 --rr"), (2, 1, 1, false));
+    // A throughput test keeps the ntttcp-for-linux layout.
+    assert_eq!(layout("-s 10.0.0.5"), (16, 4, 1, false));
+    assert_eq!(layout("-s 10.0.0.5 --connect-rate"), (16, 4, 1, false));
+}

@@ -193,6 +193,10 @@ pub(crate) struct Streams {
     pub ipv6: bool,
     /// Where `*` mappings' workers run.
     pub placement: Placement,
+    /// A latency test (`--rr`) given no `-m`, `-P` or `-n`: one port and one thread,
+    /// one connection unless `-l` asks for more, as netperf, neper and sockperf default
+    /// to one flow (the throughput layout's 64 connections would queue on the CPUs).
+    pub latency_default: bool,
 }
 
 /// What the data connections carry, and how.

@@ -18,6 +18,7 @@ fn config(ports: usize, n: u32, l: u32) -> Config {
             base_port: 5001,
             placement: Placement::RoundRobin,
             ipv6: false,
+            latency_default: false,
         },
         data: DataOpts {
             protocol: Protocol::Tcp,

@@ -63,8 +63,17 @@ fn connect_table(r: &Report, hide_per_thread: bool) -> Option<String> {
 /// the total.
 fn rr_table(r: &Report, hide_per_thread: bool) -> Option<String> {
     let total = r.rr?;
-    let mut o = String::from(
-        "\n\nThread  Size(B) Transactions   Trans/s  p50(us)  p90(us)  p99(us) p99.9(us)   Max(us)\n",
+    let mut o = String::from("\n\n");
+    if r.params.latency_default {
+        let n = r.params.conns_per_thread;
+        let _ = writeln!(
+            o,
+            "{n} connection{}: a latency test's default without -m, -P or -n",
+            if n == 1 { "" } else { "s" }
+        );
+    }
+    o.push_str(
+        "Thread  Size(B) Transactions   Trans/s  p50(us)  p90(us)  p99(us) p99.9(us)   Max(us)\n",
     );
     o.push_str(
         "====== ======== ============ ========= ======== ======== ======== ========= =========\n",

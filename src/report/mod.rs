@@ -163,6 +163,9 @@ pub(crate) struct Params {
     /// What the connections carried (a receiver: "stream" unless a sender asked it to
     /// echo).
     pub workload: crate::config::Workload,
+    /// A request/response test given no `-m`, `-P` or `-n` ran its default layout: one
+    /// port, one thread (one connection unless `-l` gave more), as latency tools do.
+    pub latency_default: bool,
 }
 
 impl Params {
@@ -187,6 +190,7 @@ impl Params {
             zero_copy,
             placement: cfg.streams.placement,
             workload: cfg.data.workload,
+            latency_default: cfg.streams.latency_default,
         }
     }
 }

@@ -57,6 +57,7 @@ pub(crate) fn seed_measured() -> Measured {
             zero_copy: Default::default(),
             placement: crate::config::Placement::RoundRobin,
             workload: Default::default(),
+            latency_default: false,
         },
         buffer_len: 65536,
         seconds: 300.00515,

@@ -31,11 +31,16 @@ pub(super) fn to_config(
     }
     check_mapping_cpus(&cli, cpus)?;
     let mut ports = port_plans(&cli, matches, &role_host)?;
+    let latency_default = latency_default(&cli);
     let threads_per_port = match (cli.threads, cli.mapping.is_empty()) {
         (Some(n), _) => n,
         (None, false) => 1,
+        (None, true) if latency_default => 1,
         (None, true) => config::DEFAULT_THREADS_PER_PORT,
     };
+    if latency_default {
+        ports.truncate(1);
+    }
     let base_port = cli.port.unwrap_or(config::DEFAULT_PORT);
     let sync = sync_of(&cli, dialect);
     check_port_range(
@@ -63,7 +68,7 @@ pub(super) fn to_config(
     Ok(Config {
         role,
         data: data_opts(&cli, dialect, protocol, sender_conns),
-        streams: streams_of(&cli, ports, threads_per_port, base_port),
+        streams: streams_of(&cli, ports, threads_per_port, base_port, latency_default),
         timeline: Phases {
             warmup: cli.warmup.unwrap_or(0),
             duration: cli.duration.unwrap_or(config::DEFAULT_DURATION),
@@ -89,6 +94,15 @@ pub(super) fn to_config(
         },
         show: show_of(&cli),
     })
+}
+
+/// Whether a latency test takes its one-connection layout: `--rr` without `-m`, `-P` or
+/// `-n` (any of them keeps its meaning).
+fn latency_default(cli: &Cli) -> bool {
+    cli.beyond.rr.is_some()
+        && cli.mapping.is_empty()
+        && cli.ports.is_none()
+        && cli.threads.is_none()
 }
 
 /// A mapping's CPU must be one this process may run on.
