@@ -20,14 +20,18 @@
 //! `--rx-sizes` a receiver reading with each `-b` size.
 
 mod args;
+mod machine;
 mod path;
 mod stats;
+mod tools;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use path::{End, Namespaces, Rx, Tx, VETH, spawn, target};
+use machine::{Card, Steal};
+use path::{Namespaces, VETH};
 use stats::{Run, median, paired, spread};
+use tools::{Tool, Variant, cpu_ticks};
 
 /// 6001-9000: below Linux's default ephemeral range (32768-60999), so no outgoing
 /// connection of this host holds one of them (as one may, even in TIME_WAIT, above it)
@@ -51,6 +55,9 @@ fn main() {
         None
     };
     let (cpus, mhz) = host_cpu();
+    let card = Card::measure();
+    card.print();
+    let steal = Steal::start();
     let path = if VETH.get().is_some() {
         "veth"
     } else {
@@ -88,6 +95,10 @@ fn main() {
         }
     }
     summary(&tools, &streams, &results, udp);
+    println!(
+        "\nmachine: steal over the whole run {:.1} %",
+        steal.percent()
+    );
 }
 
 /// What to run: ntttcp's default first (the ratios are against it), its variants, then
@@ -117,6 +128,7 @@ fn tools(args: &[String], udp: bool) -> Vec<Tool> {
     if !baseline.is_empty() {
         tools.push(Tool::Baseline(leak(baseline)));
     }
+    tools.extend(peer("ntttcp-linux", Tool::Stock));
     tools.extend(peer("iperf", Tool::Iperf2(false)));
     tools.extend(peer("iperf", Tool::Iperf2(true)));
     tools.extend(peer("iperf3", Tool::Iperf3(false)));
@@ -125,14 +137,16 @@ fn tools(args: &[String], udp: bool) -> Vec<Tool> {
 
 /// `tool` if the peer program `name` is installed.
 fn peer(name: &str, tool: Tool) -> Option<Tool> {
+    // The stock ntttcp-for-linux takes -v as "verbose" and would start a receiver.
+    let probe = if tool == Tool::Stock { "-h" } else { "-v" };
     let installed = Command::new(name)
-        .arg("-v")
+        .arg(probe)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok();
     if !installed {
-        println!("skipping {name}: not installed (apt-get install {name})");
+        println!("skipping {name}: not on PATH");
     }
     installed.then_some(tool)
 }
@@ -144,7 +158,9 @@ fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>], udp: bo
     for t in tools {
         print!(" {:>34}", t.name());
     }
-    println!("   ntttcp/iperf2  ntttcp/iperf2-lowat  ntttcp/iperf3  (variants: variant / ntttcp)");
+    println!(
+        "   ntttcp/stock  ntttcp/iperf2  ntttcp/iperf2-lowat  ntttcp/iperf3  (variants: variant / ntttcp)"
+    );
     for (si, &n) in streams.iter().enumerate() {
         print!("{n:<8}");
         let med: Vec<(f64, f64)> = results[si]
@@ -167,7 +183,8 @@ fn summary(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>], udp: bo
                 .unwrap_or_else(|| format!("{:>14}", "-"))
         };
         print!(
-            " {} {} {}",
+            " {} {} {} {}",
+            ratio(Tool::Stock),
             ratio(Tool::Iperf2(false)),
             ratio(Tool::Iperf2(true)),
             ratio(Tool::Iperf3(udp))
@@ -188,7 +205,7 @@ fn rep_by_rep(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>]) {
     let peers = tools
         .iter()
         .enumerate()
-        .filter(|(_, t)| matches!(t, Tool::Iperf2(_) | Tool::Iperf3(_)));
+        .filter(|(_, t)| matches!(t, Tool::Stock | Tool::Iperf2(_) | Tool::Iperf3(_)));
     for (ti, peer) in peers {
         println!("\nrep by rep, ntttcp / {}:", peer.name());
         for (si, &n) in streams.iter().enumerate() {
@@ -197,20 +214,34 @@ fn rep_by_rep(tools: &[Tool], streams: &[usize], results: &[Vec<Vec<Run>>]) {
                 continue;
             };
             println!(
-                "{n:<8} Gbit/s {}; c/B {}",
+                "{n:<8} Gbit/s {}; c/B {}; {}",
                 g.describe("faster", g.above),
-                c.describe("lower", c.below)
+                c.describe("lower", c.below),
+                goal(&g, &c)
             );
         }
     }
 }
 
-/// The TCP_NOTSENT_LOWAT the `iperf2 -P lowat` column asks for: ntttcp's where segments
-/// are NIC-sized (on loopback ntttcp sets 64 KiB; docs/benchmarks.md).
-const NOTSENT_LOWAT: u32 = 131_072;
-
-/// An ntttcp configuration: (column name, extra sender flags, extra receiver flags).
-type Variant = (&'static str, &'static str, &'static str);
+/// The goal of every cell against a peer: x1.10 the throughput at x0.90 the cycles per
+/// byte (medians of the per-rep ratios), and slower in at most one rep of five.
+fn goal(g: &stats::Paired, c: &stats::Paired) -> String {
+    let mut missed = Vec::new();
+    if g.median < 1.10 {
+        missed.push(format!("throughput x{:.2} < x1.10", g.median));
+    }
+    if c.median > 0.90 {
+        missed.push(format!("c/B x{:.2} > x0.90", c.median));
+    }
+    if g.below * 5 > g.reps {
+        missed.push(format!("slower in {} of {}", g.below, g.reps));
+    }
+    if missed.is_empty() {
+        "goal held".into()
+    } else {
+        format!("goal MISSED ({})", missed.join(", "))
+    }
+}
 
 /// `--udp`: receiver goodput of unlimited 1472-byte datagrams.
 const UDP: Variant = ("ntttcp -u", "-u -b 1472", "-u");
@@ -250,193 +281,6 @@ const NTTTCP: [Variant; 6] = [
     ("ntttcp --skip-rx-copy", "", "--skip-rx-copy"),
     ("ntttcp -Z --skip-rx", "-Z", "--skip-rx-copy"),
 ];
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Tool {
-    Ntttcp(Variant),
-    /// true = `--tcp-write-prefetch NOTSENT_LOWAT` (the socket option ntttcp's sender
-    /// sets; iperf2 then also waits for writability).
-    Iperf2(bool),
-    /// true = UDP (`-u -b 0 -l 1472`).
-    Iperf3(bool),
-    /// Another ntttcp binary with the default flags (`--baseline PATH`).
-    Baseline(&'static str),
-}
-
-impl Tool {
-    fn name(&self) -> &'static str {
-        match self {
-            Self::Ntttcp((name, _, _)) => name,
-            Self::Iperf2(false) => "iperf2 -P",
-            Self::Iperf2(true) => "iperf2 -P lowat",
-            Self::Iperf3(false) => "iperf3 x N procs",
-            Self::Iperf3(true) => "iperf3 -u x N procs",
-            Self::Baseline(_) => "baseline ntttcp",
-        }
-    }
-
-    /// Runs one measurement; returns (bytes/s, busy fraction while the client ran).
-    fn run(&self, n: usize, secs: u32, port: u16) -> Result<(f64, f64), String> {
-        match self {
-            Self::Ntttcp((_, tx_opts, rx_opts)) => {
-                let ntttcp = env!("CARGO_BIN_EXE_ntttcp");
-                run_ntttcp(ntttcp, n, secs, port, tx_opts, rx_opts)
-            }
-            Self::Baseline(bin) => run_ntttcp(bin, n, secs, port, "", ""),
-            Self::Iperf2(lowat) => {
-                let _srv = Guard(spawn(Rx, "iperf", &format!("-s -p {port}"))?);
-                std::thread::sleep(Duration::from_millis(500));
-                let mut args = format!("-c {} -p {port} -P {n} -t {secs} -y C", target());
-                if *lowat {
-                    args += &format!(" --tcp-write-prefetch {NOTSENT_LOWAT}");
-                }
-                let (out, busy) = timed(|| output(Tx, "iperf", &args))?;
-                // CSV: the last field is bits/s, field 5 the stream id. Some versions add
-                // a sum line with id -1; 2.1.8 does not, so sum the streams then.
-                let lines: Vec<(String, f64)> = out
-                    .lines()
-                    .filter_map(|l| {
-                        let f: Vec<&str> = l.split(',').collect();
-                        let id = f.get(5)?.to_string();
-                        let bps: f64 = f.last()?.trim().parse().ok()?;
-                        Some((id, bps))
-                    })
-                    .collect();
-                if lines.is_empty() {
-                    return Err(format!("no iperf CSV line in {out:?}"));
-                }
-                let rate = match lines.iter().find(|(id, _)| id == "-1") {
-                    Some((_, sum)) => *sum,
-                    None => lines.iter().map(|(_, b)| b).sum(),
-                };
-                Ok((rate / 8.0, busy))
-            }
-            Self::Iperf3(udp) => {
-                let udp = if *udp { " -u -b 0 -l 1472" } else { "" };
-                let servers: Vec<Guard> = (0..n)
-                    .map(|i| {
-                        spawn(Rx, "iperf3", &format!("-s -1 -p {}", port + i as u16)).map(Guard)
-                    })
-                    .collect::<Result<_, _>>()?;
-                std::thread::sleep(Duration::from_millis(500));
-                let (outs, busy) = timed(|| {
-                    let clients: Vec<Child> = (0..n)
-                        .map(|i| {
-                            let (to, p) = (target(), port + i as u16);
-                            spawn(Tx, "iperf3", &format!("-c {to} -p {p} -t {secs} -J{udp}"))
-                        })
-                        .collect::<Result<_, _>>()?;
-                    clients
-                        .into_iter()
-                        .map(|c| wait_output(Guard(c), Duration::from_secs(secs as u64 + 15)))
-                        .collect::<Result<Vec<_>, _>>()
-                })?;
-                drop(servers);
-                let mut bps = 0.0;
-                for o in outs {
-                    let v: serde_json::Value =
-                        serde_json::from_str(&o).map_err(|e| format!("iperf3 JSON: {e}"))?;
-                    bps += v["end"]["sum_received"]["bits_per_second"]
-                        .as_f64()
-                        .ok_or("iperf3 JSON lacks end.sum_received")?;
-                }
-                Ok((bps / 8.0, busy))
-            }
-        }
-    }
-}
-
-/// One ntttcp pair on the path: (receiver bytes/s, busy fraction while the sender ran).
-fn run_ntttcp(
-    bin: &str,
-    n: usize,
-    secs: u32,
-    port: u16,
-    tx_opts: &str,
-    rx_opts: &str,
-) -> Result<(f64, f64), String> {
-    let common = format!("-m {n},*,{} -p {port} -t {secs}", target());
-    let rx = Guard(spawn(Rx, bin, &format!("-r {common} {rx_opts}"))?);
-    let (_, busy) = timed(|| output(Tx, bin, &format!("-s {common} {tx_opts}")))?;
-    let out = wait_output(rx, Duration::from_secs(secs as u64 + 15))?;
-    Ok((ntttcp_receiver_rate(&out)?, busy))
-}
-
-/// Receiver bytes/s from ntttcp's Totals row (MB/s is 2^20 bytes per second).
-fn ntttcp_receiver_rate(out: &str) -> Result<f64, String> {
-    let lines: Vec<&str> = out.lines().collect();
-    let i = lines
-        .iter()
-        .position(|l| l.starts_with("   Bytes(MEG)"))
-        .ok_or_else(|| format!("no Totals table in receiver output: {out}"))?;
-    let mbs: f64 = lines[i + 2]
-        .split_whitespace()
-        .nth(3)
-        .and_then(|v| v.parse().ok())
-        .ok_or("bad Totals row")?;
-    Ok(mbs * 1048576.0)
-}
-
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn output(end: End, cmd: &str, args: &str) -> Result<String, String> {
-    let c = spawn(end, cmd, args)?;
-    wait_output(Guard(c), Duration::from_secs(120))
-}
-
-fn wait_output(mut g: Guard, limit: Duration) -> Result<String, String> {
-    use std::io::Read;
-    let start = Instant::now();
-    loop {
-        if g.0.try_wait().map_err(|e| e.to_string())?.is_some() {
-            break;
-        }
-        if start.elapsed() > limit {
-            return Err("timed out".into());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut s = String::new();
-    if let Some(mut o) = g.0.stdout.take() {
-        o.read_to_string(&mut s).map_err(|e| e.to_string())?;
-    }
-    Ok(s)
-}
-
-/// Runs `f`, returning its result with the system busy fraction while it ran.
-fn timed<T>(f: impl FnOnce() -> Result<T, String>) -> Result<(T, f64), String> {
-    let a = cpu_ticks();
-    let r = f()?;
-    let b = cpu_ticks();
-    let total = (b.0 - a.0) as f64;
-    let idle = (b.1 - a.1) as f64;
-    Ok((r, if total > 0.0 { 1.0 - idle / total } else { 0.0 }))
-}
-
-/// (total, idle+iowait) ticks of the aggregate /proc/stat line.
-fn cpu_ticks() -> (u64, u64) {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let v: Vec<u64> = stat
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .skip(1)
-        .take(8)
-        .filter_map(|f| f.parse().ok())
-        .collect();
-    if v.len() < 5 {
-        return (0, 0);
-    }
-    (v.iter().sum(), v[3] + v[4])
-}
 
 fn host_cpu() -> (usize, f64) {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
