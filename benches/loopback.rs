@@ -26,12 +26,11 @@ mod stats;
 mod tools;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use machine::{Card, Steal};
+use machine::{Card, Steal, wait_idle};
 use path::{Namespaces, VETH};
 use stats::{Run, median, paired, spread};
-use tools::{Tool, Variant, cpu_ticks};
+use tools::{Tool, Variant};
 
 /// 6001-9000: below Linux's default ephemeral range (32768-60999), so no outgoing
 /// connection of this host holds one of them (as one may, even in TIME_WAIT, above it)
@@ -295,19 +294,4 @@ fn host_cpu() -> (usize, f64) {
         .and_then(|l| l.split(':').nth(1)?.trim().parse().ok())
         .unwrap_or(0.0);
     (cpus.max(1), mhz)
-}
-
-/// Waits (at most 30 s) until the machine is under 10 % busy over half a second.
-fn wait_idle() {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(30) {
-        let a = cpu_ticks();
-        std::thread::sleep(Duration::from_millis(500));
-        let b = cpu_ticks();
-        let total = (b.0 - a.0) as f64;
-        if total > 0.0 && 1.0 - (b.1 - a.1) as f64 / total < 0.10 {
-            return;
-        }
-    }
-    println!("(machine not idle after 30 s; measuring anyway)");
 }

@@ -80,19 +80,32 @@ impl Steal {
     }
 }
 
-/// (all ticks, steal ticks) of the aggregate /proc/stat line.
-fn steal_ticks() -> (u64, u64) {
+/// The aggregate /proc/stat line's first eight counters (user .. steal).
+fn stat_line() -> Vec<u64> {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let v: Vec<u64> = stat
-        .lines()
+    stat.lines()
         .next()
         .unwrap_or("")
         .split_whitespace()
         .skip(1)
         .take(8)
         .filter_map(|f| f.parse().ok())
-        .collect();
+        .collect()
+}
+
+/// (all ticks, steal ticks) of the aggregate /proc/stat line.
+fn steal_ticks() -> (u64, u64) {
+    let v = stat_line();
     (v.iter().sum(), v.get(7).copied().unwrap_or(0))
+}
+
+/// (all ticks, idle + iowait ticks) of the aggregate /proc/stat line.
+pub(crate) fn cpu_ticks() -> (u64, u64) {
+    let v = stat_line();
+    if v.len() < 5 {
+        return (0, 0);
+    }
+    (v.iter().sum(), v[3] + v[4])
 }
 
 /// Median one-way wake-up between a thread on CPU `a` and one on CPU `b`, each blocked
@@ -140,4 +153,19 @@ fn bounce(at: &Receiver<u32>, to: &SyncSender<u32>) {
             return;
         }
     }
+}
+
+/// Waits (at most 30 s) until the machine is under 10 % busy over half a second.
+pub(crate) fn wait_idle() {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(30) {
+        let a = cpu_ticks();
+        std::thread::sleep(Duration::from_millis(500));
+        let b = cpu_ticks();
+        let total = (b.0 - a.0) as f64;
+        if total > 0.0 && 1.0 - (b.1 - a.1) as f64 / total < 0.10 {
+            return;
+        }
+    }
+    println!("(machine not idle after 30 s; measuring anyway)");
 }

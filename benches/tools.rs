@@ -5,6 +5,7 @@
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use crate::machine::cpu_ticks;
 use crate::path::{End, Rx, Tx, spawn, target};
 
 /// The TCP_NOTSENT_LOWAT the `iperf2 -P lowat` column asks for: ntttcp's where segments
@@ -232,22 +233,4 @@ fn timed<T>(f: impl FnOnce() -> Result<T, String>) -> Result<(T, f64), String> {
     let total = (b.0 - a.0) as f64;
     let idle = (b.1 - a.1) as f64;
     Ok((r, if total > 0.0 { 1.0 - idle / total } else { 0.0 }))
-}
-
-/// (total, idle+iowait) ticks of the aggregate /proc/stat line.
-pub(crate) fn cpu_ticks() -> (u64, u64) {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let v: Vec<u64> = stat
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .skip(1)
-        .take(8)
-        .filter_map(|f| f.parse().ok())
-        .collect();
-    if v.len() < 5 {
-        return (0, 0);
-    }
-    (v.iter().sum(), v[3] + v[4])
 }

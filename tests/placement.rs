@@ -148,6 +148,16 @@ fn auto_placement_puts_a_streams_two_ends_on_one_core_on_one_host() {
         json(&ro.stdout)["reports"][0]["params"]["placement"],
         "auto"
     );
+    // The reports give the CPUs chosen: worker k on CPU k, on both sides.
+    for o in [&so, &ro] {
+        let cpus: Vec<serde_json::Value> = json(&o.stdout)["reports"][0]["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["cpu"].clone())
+            .collect();
+        assert_eq!(cpus, [0, 1], "{}", o.stdout);
+    }
 }
 
 /// Sockets `pid` holds open (its listeners, sync sessions and accepted connections).
@@ -207,4 +217,13 @@ fn auto_placement_leaves_workers_to_the_scheduler_towards_another_host() {
     assert!(seen.iter().all(|c| *c == all), "{seen:?}");
     let sent = &json(&so.stdout)["reports"][0];
     assert_eq!(sent["params"]["placement"], "auto");
+    // Nothing pinned, and the reports say so: every worker's `cpu` is null.
+    for o in [&so, &ro] {
+        let d = json(&o.stdout);
+        let threads = d["reports"][0]["threads"].as_array().unwrap();
+        assert!(
+            !threads.is_empty() && threads.iter().all(|t| t["cpu"].is_null()),
+            "{d}"
+        );
+    }
 }

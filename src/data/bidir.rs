@@ -12,7 +12,6 @@ use socket2::SockRef;
 use tokio::io::Interest;
 
 use crate::stop::Flag;
-use crate::sys::affinity;
 
 use super::header::Header;
 use super::plan::SendPlan;
@@ -31,7 +30,7 @@ pub(crate) fn bidir_worker(
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
-    affinity::pin_current(plan.cpu);
+    me.pin(plan.cpu);
     let (Some(back), Some(buf)) = (plan.back.clone(), plan.payload.buffer()) else {
         return me.fail("a both-ways worker needs its reading count and a send buffer".into());
     };

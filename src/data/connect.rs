@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use socket2::{Protocol, Type};
 
 use crate::stop::Flag;
-use crate::sys::affinity;
 
 use super::plan::SendPlan;
 use super::sending::{local_bind, sender_socket, wait_start};
@@ -30,7 +29,7 @@ pub(crate) fn connect_worker(
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
-    affinity::pin_current(plan.cpu);
+    me.pin(plan.cpu);
     me.connect_rate.store(true, Ordering::Relaxed);
     if !wait_start(&start, &stop) {
         return;

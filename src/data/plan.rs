@@ -19,6 +19,9 @@ pub(crate) struct SendPlan {
     pub target: SocketAddr,
     /// Connections this worker owns.
     pub conns: usize,
+    /// The sender's only data connection: the by-path TCP_NOTSENT_LOWAT then leaves a
+    /// path of NIC-sized segments to the kernel (`tcp_send::notsent_lowat`).
+    pub sole: bool,
     /// CPU to pin to, if any.
     pub cpu: Option<usize>,
     /// Bytes per write.

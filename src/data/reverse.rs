@@ -15,7 +15,6 @@ use socket2::SockRef;
 use tokio::io::Interest;
 
 use crate::stop::Flag;
-use crate::sys::affinity;
 
 use super::header::Header;
 use super::plan::SendPlan;
@@ -36,7 +35,7 @@ pub(crate) fn reverse_worker(
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
-    affinity::pin_current(plan.cpu);
+    me.pin(plan.cpu);
     let head = Header::Reverse {
         size: plan.size as u32,
     };

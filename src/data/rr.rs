@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::stop::Flag;
-use crate::sys::affinity;
 
 use super::header::Header;
 use super::plan::SendPlan;
@@ -30,7 +29,7 @@ pub(crate) fn rr_worker(
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
-    affinity::pin_current(plan.cpu);
+    me.pin(plan.cpu);
     let head = Header::Echo {
         size: plan.size as u32,
     };

@@ -15,7 +15,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 
 use crate::admission::{Admission, Admit, WorkerGate};
 use crate::stop::Flag;
-use crate::sys::affinity;
 
 use super::header::{self, Header, Opening};
 use super::held::reset;
@@ -34,7 +33,7 @@ pub(crate) fn recv_worker(
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
-    affinity::pin_current(plan.cpu);
+    me.pin(plan.cpu);
     RECV_BUF.set(buf.0);
     let rt = match runtime() {
         Ok(rt) => rt,
@@ -130,7 +129,7 @@ impl Port {
             && !self.placed.replace(true)
             && let Ok(local) = s.local_addr()
         {
-            affinity::pin_current(self.plan.cpu_for_first(local.ip(), peer.ip()));
+            self.me.pin(self.plan.cpu_for_first(local.ip(), peer.ip()));
         }
         if self.plan.no_delay {
             let _ = s.set_nodelay(true);

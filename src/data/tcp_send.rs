@@ -16,7 +16,6 @@ use socket2::{Protocol, SockAddr, SockRef, Type};
 use crate::config::{IoMode, Lowat, SockOpts};
 use crate::pace::Pacers;
 use crate::stop::Flag;
-use crate::sys::affinity;
 use crate::sys::socket::tcp_info;
 
 use super::header::Header;
@@ -33,7 +32,7 @@ pub(crate) fn send_worker(
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
-    affinity::pin_current(plan.cpu);
+    me.pin(plan.cpu);
     let Some(socks) = open_all(&plan, &me, &stop) else {
         return;
     };
@@ -119,7 +118,7 @@ fn open_all(plan: &SendPlan, me: &WorkerState, stop: &Flag) -> Option<Vec<TcpStr
                 plan.target,
                 plan.connect_deadline,
                 stop,
-                &plan.opts,
+                (&plan.opts, plan.sole),
                 local.as_ref(),
             ),
             None => Err(io::Error::new(
@@ -161,12 +160,13 @@ impl Drop for Withdraw<'_> {
     }
 }
 
-/// Connects, retrying "refused" (the receiver may still be starting) until the deadline.
+/// Connects, retrying "refused" (the receiver may still be starting) until the deadline;
+/// `sole`: this is the sender's only data connection (`notsent_lowat`).
 fn connect(
     target: SocketAddr,
     deadline: Instant,
     stop: &Flag,
-    opts: &SockOpts,
+    (opts, sole): (&SockOpts, bool),
     local: Option<&(SocketAddr, Option<String>)>,
 ) -> io::Result<TcpStream> {
     loop {
@@ -184,7 +184,7 @@ fn connect(
                 if let Some(rate) = opts.pacing_rate {
                     crate::sys::socket::set_max_pacing_rate(&sock, rate)?;
                 }
-                if let Some(bytes) = notsent_lowat(opts.notsent_lowat, sock.tcp_mss().ok()) {
+                if let Some(bytes) = notsent_lowat(opts.notsent_lowat, sock.tcp_mss().ok(), sole) {
                     crate::sys::socket::set_notsent_lowat(&sock, bytes)?;
                 }
                 let s: TcpStream = sock.into();
@@ -204,12 +204,22 @@ fn connect(
 }
 
 /// The TCP_NOTSENT_LOWAT to set on a connection whose segments are `mss` bytes (None:
-/// leave the kernel's). By path: 64 KiB where segments are large (loopback, 64 KiB MTUs:
-/// one stream x1.7 against 128 KiB, two x1.7, four x1.6), 128 KiB where they are
-/// NIC-sized (veth at 1500 bytes: 64 KiB lost x0.86 at two streams); docs/benchmarks.md.
-fn notsent_lowat(how: Lowat, mss: Option<u32>) -> Option<usize> {
+/// leave the kernel's); `sole`: the sender's only data connection. By path: 64 KiB where
+/// segments are large (loopback, 64 KiB MTUs: one stream x1.7 against 128 KiB, two x1.7,
+/// four x1.6); 128 KiB where they are NIC-sized and the sender has several connections
+/// (veth at 1500 bytes: 64 KiB lost x0.86 at two streams); the kernel's for a sole
+/// connection over NIC-sized segments. Its writer then waits on the receiver's
+/// acknowledgements at every 128 KiB, each wake-up on the path's critical path with no
+/// other writer to cover it: one veth stream measured x0.96 on one Intel VM and x0.76 on an
+/// AMD one whose cross-core wake-up costs 32 us (docs/benchmarks.md).
+fn notsent_lowat(how: Lowat, mss: Option<u32>, sole: bool) -> Option<usize> {
     let large = mss.is_some_and(|m| m > LARGE_SEGMENTS);
-    how.bytes(Some(if large { 64 << 10 } else { 128 << 10 }))
+    let by_path = match (large, sole) {
+        (true, _) => Some(64 << 10),
+        (false, false) => Some(128 << 10),
+        (false, true) => None,
+    };
+    how.bytes(by_path)
 }
 
 /// Segments above this size (TCP_MAXSEG, read just after connect, when Linux reports
@@ -363,7 +373,7 @@ mod tests {
             rcvlowat: Lowat::Kernel,
         };
         let lowat = |o| {
-            let s = connect(at, soon, &Flag::default(), &opts(o), None).unwrap();
+            let s = connect(at, soon, &Flag::default(), (&opts(o), false), None).unwrap();
             crate::sys::socket::notsent_lowat(&s).unwrap()
         };
         assert_eq!(lowat(Lowat::Fixed(98_304)), 98_304);
@@ -374,7 +384,7 @@ mod tests {
 
     #[test]
     fn the_default_notsent_lowat_follows_the_segment_size() {
-        let by = |mss| notsent_lowat(Lowat::ByPath, mss);
+        let by = |mss| notsent_lowat(Lowat::ByPath, mss, false);
         assert_eq!(
             by(Some(32_741)),
             Some(64 << 10),
@@ -386,8 +396,16 @@ mod tests {
         assert_eq!(by(Some(8948)), Some(128 << 10), "9000-byte MTU");
         assert_eq!(by(Some(1448)), Some(128 << 10), "1500-byte MTU");
         assert_eq!(by(None), Some(128 << 10), "unknown");
-        assert_eq!(notsent_lowat(Lowat::Fixed(1), Some(65_483)), Some(1));
-        assert_eq!(notsent_lowat(Lowat::Kernel, Some(1448)), None);
+        assert_eq!(notsent_lowat(Lowat::Fixed(1), Some(65_483), false), Some(1));
+        assert_eq!(notsent_lowat(Lowat::Kernel, Some(1448), false), None);
+        // A sole connection: large segments keep 64 KiB, NIC-sized ones the kernel's,
+        // and a given size stays given.
+        let sole = |how, mss| notsent_lowat(how, mss, true);
+        assert_eq!(sole(Lowat::ByPath, Some(32_741)), Some(64 << 10));
+        assert_eq!(sole(Lowat::ByPath, Some(1448)), None, "one veth stream");
+        assert_eq!(sole(Lowat::ByPath, None), None);
+        assert_eq!(sole(Lowat::Fixed(131_072), Some(1448)), Some(131_072));
+        assert_eq!(sole(Lowat::Kernel, Some(32_741)), None);
     }
 
     #[test]

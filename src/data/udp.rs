@@ -32,7 +32,6 @@ use super::worker::{Applied, FinishGuard, WorkerState};
 use crate::config::SockOpts;
 use crate::pace::Pacers;
 use crate::stop::Flag;
-use crate::sys::affinity;
 
 /// Largest UDP payload over IPv4 (65535 − 20 − 8).
 pub(crate) const MAX_PAYLOAD_V4: usize = 65_507;
@@ -109,7 +108,7 @@ pub(crate) fn send_worker(
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
-    affinity::pin_current(plan.cpu);
+    me.pin(plan.cpu);
     let size = plan.size.max(STAMP_LEN);
     let mut flows = Vec::with_capacity(plan.conns);
     for i in 0..plan.conns {
@@ -212,7 +211,7 @@ pub(crate) fn recv_worker(
     stop: Flag,
 ) {
     let _guard = FinishGuard(&me);
-    affinity::pin_current(plan.cpu);
+    me.pin(plan.cpu);
     let len = if plan.skip_copy { STAMP_LEN } else { RECV_BUF };
     let mut buf = vec![0u8; len];
     let sref = SockRef::from(&sock);

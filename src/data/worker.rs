@@ -101,6 +101,8 @@ pub(crate) struct WorkerState {
     pub latency: Mutex<Latency>,
     /// Receiver: the last settle request this worker has answered (`Admission`).
     pub settled: AtomicU64,
+    /// The CPU the worker pinned itself to, plus one (0: not pinned).
+    cpu: AtomicUsize,
     failure: Mutex<Option<String>>,
 }
 
@@ -185,9 +187,21 @@ pub(crate) struct Sample {
     pub ops: u64,
     /// UDP receive accounting (all zero otherwise).
     pub udp: udp::Tally,
+    /// The CPU the worker is pinned to, if it is.
+    pub cpu: Option<usize>,
 }
 
 impl WorkerState {
+    /// Pins the calling worker thread to `cpu` (None: leaves it where it is) and keeps
+    /// which CPU it is on for the report.
+    pub(crate) fn pin(&self, cpu: Option<usize>) {
+        if let Some(c) = cpu
+            && crate::sys::affinity::pin_current(Some(c))
+        {
+            self.cpu.store(c + 1, Ordering::Relaxed);
+        }
+    }
+
     /// Samples the counters. At a window's edge (`edge`), each connection this worker
     /// reads first sends the acknowledgement it owes (see
     /// `timeline::edge::keep_acks_current`), so that its peer's delivered count at the
@@ -219,6 +233,7 @@ impl WorkerState {
             written: delivered.map(|_| moved),
             ops: ops + queued,
             udp: self.udp.sample(),
+            cpu: self.cpu.load(Ordering::Relaxed).checked_sub(1),
         }
     }
 

@@ -59,6 +59,26 @@ fn connect_table(r: &Report, hide_per_thread: bool) -> Option<String> {
     Some(o)
 }
 
+/// A line for a test whose `*` workers `--placement auto` pinned because both ends are on
+/// this host: the CPUs chosen, and that towards another host nothing is pinned (so a
+/// figure measured here gains what a test between two hosts does not).
+fn placed_locally(r: &Report) -> Option<String> {
+    let auto = r.params.placement == crate::config::Placement::Auto;
+    let cpus: Vec<String> = r
+        .threads
+        .iter()
+        .filter_map(|t| t.cpu)
+        .map(|c| c.to_string())
+        .collect();
+    (auto && !cpus.is_empty()).then(|| {
+        format!(
+            "placement auto pinned the workers to CPU {} (both ends on this host: a \
+             connection's ends share a core; towards another host nothing is pinned)\n",
+            cpus.join(", ")
+        )
+    })
+}
+
 /// A request/response test's table: a row per thread (unless `hide_per_thread`) and
 /// the total.
 fn rr_table(r: &Report, hide_per_thread: bool) -> Option<String> {
@@ -71,6 +91,9 @@ fn rr_table(r: &Report, hide_per_thread: bool) -> Option<String> {
             "{n} connection{}: a latency test's default without -m, -P or -n",
             if n == 1 { "" } else { "s" }
         );
+    }
+    if let Some(line) = placed_locally(r) {
+        o.push_str(&line);
     }
     o.push_str(
         "Thread  Size(B) Transactions   Trans/s  p50(us)  p90(us)  p99(us) p99.9(us)   Max(us)\n",

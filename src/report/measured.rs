@@ -22,6 +22,8 @@ pub(crate) struct ThreadCounts {
     pub calls: u64,
     /// UDP receiver: what the datagrams' stamps tell about the window.
     pub udp: Option<UdpResult>,
+    /// The CPU the worker was pinned to at the window's end, if it was.
+    pub cpu: Option<usize>,
 }
 
 /// The host a side ran on (the cycles-per-byte figures need its CPUs).

@@ -90,6 +90,9 @@ pub(crate) struct Thread {
     /// Connection-rate test (`--connect-rate`): this thread's connections and connect
     /// times; else null.
     pub connect: Option<ConnectResult>,
+    /// The CPU this worker ran pinned to (a mapping's CPU, or the one `--placement`
+    /// chose); null: not pinned, the scheduler placed it.
+    pub cpu: Option<usize>,
 }
 
 impl Thread {

@@ -190,6 +190,7 @@ fn launch(
         let plan = SendPlan {
             target: targets[t.port_index],
             conns: cfg.streams.conns_per_thread as usize,
+            sole: cfg.sender_connections() == 1,
             cpu: affinity::sender_cpu(
                 cfg.streams.ports[t.port_index].cpu,
                 cfg.streams.placement,

@@ -75,6 +75,7 @@ pub(crate) fn seed_measured() -> Measured {
                 bytes_written: None,
                 calls: *b,
                 udp: None,
+                cpu: None,
             })
             .collect(),
         connections: 4,

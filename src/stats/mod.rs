@@ -129,6 +129,7 @@ pub(crate) fn from_window(
             bytes_written: b.written.map(|y| y.saturating_sub(at_start(a, b).1)),
             calls: b.ops.saturating_sub(a.ops),
             udp: udp_receiver.then(|| udp_between(a, b)),
+            cpu: b.cpu,
         })
         .collect();
     let sys = w.sys_end.delta(&w.sys_start);
@@ -223,6 +224,7 @@ fn thread(t: ThreadCounts) -> Thread {
         udp: t.udp,
         rr: None,
         connect: None,
+        cpu: t.cpu,
     }
 }
 
