@@ -77,6 +77,6 @@ fn summary(probes: &[Probe], results: &[Vec<Option<Figures>>]) {
         let (Some(ours), Some(theirs)) = (&med[ours_at], &med[i]) else {
             continue;
         };
-        println!("{:<34} {}", p.name(), ours.against(theirs));
+        println!("{:<34} {}", p.name(), ours.against(theirs, p.goal()));
     }
 }

@@ -50,6 +50,11 @@ fn assert_connect_rate(s: &serde_json::Value, r: &serde_json::Value) {
         .collect();
     assert!(v[0] > 0.0 && v.windows(2).all(|w| w[0] <= w[1]), "{l}");
     assert!(report(r)["connect"]["latency_us"].is_null(), "{r}");
+    // The timed connects are some of those counted (the rest were preempted or reset);
+    // the receiver times none.
+    let timed = report(s)["connect"]["timed"].as_u64().unwrap() as f64;
+    assert!(timed > 0.0 && timed <= connections(s), "{s}");
+    assert_eq!(report(r)["connect"]["timed"], 0, "{r}");
 }
 
 /// Sockets in TIME_WAIT to or from TCP `port` on this host.

@@ -4,7 +4,7 @@
 //! established) and counted as one call of no bytes. It closes with a reset, so no
 //! connection leaves a TIME_WAIT entry holding its source port. A connect that fails with
 //! ECONNRESET was established first (Linux reports a reset in SYN_SENT as ECONNREFUSED):
-//! it counts, untimed.
+//! it counts, untimed; so does one during which the slot's thread was preempted.
 
 use std::io;
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use socket2::{Protocol, Type};
 
 use crate::stop::Flag;
+use crate::sys::sched;
 
 use super::plan::SendPlan;
 use super::sending::{local_bind, sender_socket, wait_start};
@@ -70,13 +71,19 @@ async fn churn(plan: &SendPlan, me: &WorkerState) -> io::Result<()> {
         sock.set_linger(Some(Duration::ZERO))?;
         sock.set_nonblocking(true)?;
         let sock = tokio::net::TcpSocket::from_std_stream(sock.into());
-        let began = Instant::now();
+        let (preempted, began) = (sched::preemptions(), Instant::now());
         let s = match tokio::time::timeout(plan.timeout, sock.connect(plan.target))
             .await
             .map_err(|_| timed_out(plan.timeout))?
         {
             Ok(s) => {
-                me.round_trip(began.elapsed());
+                // A connect during which this thread was preempted measured this host's
+                // CPUs as much as the path (with more slots than CPUs, a wait of many
+                // time slices): counted, untimed.
+                let took = began.elapsed();
+                if sched::preemptions() == preempted {
+                    me.round_trip(took);
+                }
                 Some(s)
             }
             // Made, then reset before this slot looked (a receiver over its descriptor

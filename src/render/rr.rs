@@ -55,6 +55,14 @@ fn connect_table(r: &Report, hide_per_thread: bool) -> Option<String> {
     row(&mut o, "Total", &total);
     if total.latency_us.is_none() {
         o.push_str("connect times are taken by the sender: see its report\n");
+    } else if total.timed < total.connections {
+        let _ = writeln!(
+            o,
+            "{} of {} connects untimed: their slot's thread was preempted by this host's \
+             scheduler meanwhile, or they were reset before it looked",
+            total.connections - total.timed,
+            total.connections
+        );
     }
     Some(o)
 }
@@ -336,13 +344,18 @@ mod tests {
             connections: 3000,
             connections_per_second: 1500.0,
             latency_us: Some(L),
+            timed: 2990,
         };
         r.connect = Some(x);
         for t in &mut r.threads {
             t.connect = Some(x);
         }
         let t = table(&r, false).unwrap();
-        let rows: Vec<&str> = t.lines().filter(|l| l.contains(" 3000 ")).collect();
+        assert!(t.contains("10 of 3000 connects untimed"), "{t}");
+        let rows: Vec<&str> = t
+            .lines()
+            .filter(|l| l.contains(" 3000 ") && !l.contains("untimed"))
+            .collect();
         assert_eq!(rows.len(), 5, "{t}");
         assert!(
             rows[4].starts_with(" Total         3000      1500.0     18.2     30.0     55.5"),

@@ -55,6 +55,11 @@ pub(crate) struct ConnectResult {
     /// established (one round trip of the handshake and both hosts' work), microseconds;
     /// null on a receiver (it does not time them) or when none completed.
     pub latency_us: Option<Latency>,
+    /// Sender: the connections in `latency_us`. The rest count but are untimed: reset
+    /// before their slot looked, or made while the slot's thread was preempted by this
+    /// host's scheduler (with more slots than CPUs a wait of many time slices, which says
+    /// more of this host's CPUs than of the path). 0 on a receiver.
+    pub timed: u64,
 }
 
 /// Round-trip times sampled from TCP_INFO, microseconds.

@@ -32,6 +32,7 @@ pub(crate) fn attach_connect(report: &mut Report, hists: &[Option<Histogram<u64>
         connections: n,
         connections_per_second: per_second(n as f64, seconds),
         latency_us: h.filter(|h| !h.is_empty()).map(latency),
+        timed: h.map_or(0, Histogram::len),
     };
     for (i, t) in report.threads.iter_mut().enumerate() {
         let h = hists.get(i).and_then(Option::as_ref);

@@ -10,6 +10,7 @@ pub(crate) mod daemon;
 pub(crate) mod host;
 pub(crate) mod limits;
 pub(crate) mod net;
+pub(crate) mod sched;
 pub(crate) mod socket;
 
 use serde::Serialize;
