@@ -45,7 +45,7 @@ pub fn main(args: &[OsString]) -> u8 {
         Err(status) => return status,
     };
     config.show.interval = terminal::sampling_interval(&look);
-    let term = match terminal::Terminal::new(&config, look.clone()) {
+    let mut term = match terminal::Terminal::new(&config, look.clone()) {
         Ok(t) => t,
         Err(e) => {
             stdio::err(&format!("ntttcp: error: {e}"));
@@ -58,6 +58,7 @@ pub fn main(args: &[OsString]) -> u8 {
         term.err(&format!("ntttcp: warning: no Ctrl+C handling: {e}"));
     }
     let status = run(&config, &look, &term, &interrupt);
+    term.finish();
     // An output that could not be written (each said on stderr as it happened) fails a
     // run that otherwise went well.
     if !term.failures().is_empty() && status != EXIT_USAGE {

@@ -188,3 +188,63 @@ fn sender_with_no_receiver_fails_within_the_connect_deadline() {
         o.stderr
     );
 }
+
+/// Negative, minus-led, infinite and huge values: each is refused with exit 2 and one
+/// line that names the flag as typed and the value it got, never a flag nobody typed;
+/// the one range of `-b` is stated the same way whichever side a value misses it on.
+#[test]
+fn every_refused_value_names_its_flag_as_typed() {
+    let rows: &[(&str, &str, &str)] = &[
+        ("-s 127.0.0.1 -P -1", "'-P'", "'-1'"),
+        ("-s 127.0.0.1 -B -1", "'-B'", "'-1'"),
+        ("-s 127.0.0.1 --timeout -1", "'--timeout'", "'-1'"),
+        (
+            "-s 127.0.0.1 --fq-rate-limit -1",
+            "'--fq-rate-limit'",
+            "'-1'",
+        ),
+        ("-s -m -0", "'-m'", "'-0'"),
+        ("-s 127.0.0.1 -P -0", "'-P'", "'-0'"),
+        ("-s 127.0.0.1 -b -0", "'-b'", "'-0'"),
+        ("-s 127.0.0.1 -p -0", "'-p'", "'-0'"),
+        ("-s 127.0.0.1 --placement -0", "'--placement'", "'-0'"),
+        ("-s 127.0.0.1 -b -inf", "'-b'", "'-inf'"),
+        ("-s 127.0.0.1 -t -inf", "'-t'", "'-inf'"),
+        ("-s 127.0.0.1 -B -inf", "'-B'", "'-inf'"),
+        ("-s 127.0.0.1 -W -inf", "'-W'", "'-inf'"),
+        ("-s 127.0.0.1 --rr -inf", "'--rr'", "'-inf'"),
+        ("-s 127.0.0.1 -f -inf", "'-f'", "'-inf'"),
+        ("-s 127.0.0.1 -j -inf", "'-j'", "'-inf'"),
+        (
+            "-s 127.0.0.1 -t 99999999999999999",
+            "'-t'",
+            "limit of 4294967295 s",
+        ),
+        (
+            "-s 127.0.0.1 -b 0",
+            "'-b'",
+            "from 1 byte to 1G (1073741824 bytes)",
+        ),
+        (
+            "-s 127.0.0.1 -b 2G",
+            "'-b'",
+            "from 1 byte to 1G (1073741824 bytes)",
+        ),
+    ];
+    for (line, flag, what) in rows {
+        let o = run(line, LIMIT);
+        assert_eq!(o.code(), Some(2), "{line}: {o:?}");
+        let lines: Vec<&str> = o.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{line}: {:?}", o.stderr);
+        assert!(
+            lines[0].contains(flag) && lines[0].contains(what),
+            "{line}: {} lacks {flag} or {what}",
+            lines[0]
+        );
+        assert!(
+            !lines[0].contains("unexpected argument"),
+            "{line}: {}",
+            lines[0]
+        );
+    }
+}

@@ -5,19 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Ports, Scratch, is_root, spawn_command};
-
-/// Whether a test that needs root or an extra tool may be skipped here: CI
-/// (`NTTTCP_REQUIRE_NETNS`, set by `.ci/run`) requires them all to run.
-fn may_skip(what: &str) -> bool {
-    assert!(
-        std::env::var_os("NTTTCP_REQUIRE_NETNS").is_none(),
-        "{what}, and NTTTCP_REQUIRE_NETNS says every test must run"
-    );
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "skipped: {what}");
-    true
-}
+use crate::util::{Ports, Scratch, is_root, may_skip, spawn_command};
 
 /// Runs `cmd` to completion within `limit` (killed past it), its output kept in a scratch
 /// folder named after `name`; (success, stdout, stderr).

@@ -532,14 +532,21 @@ pub(crate) fn raise_own_nofile(n: u64) {
     );
 }
 
+/// Whether a test that needs root or an extra tool may be skipped here: CI
+/// (`NTTTCP_REQUIRE_NETNS`, set by `.ci/run`) requires them all to run.
+pub(crate) fn may_skip(what: &str) -> bool {
+    assert!(
+        std::env::var_os("NTTTCP_REQUIRE_NETNS").is_none(),
+        "{what}, and NTTTCP_REQUIRE_NETNS says every test must run"
+    );
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped: {what}");
+    true
+}
+
 /// Whether we run as root (reads /proc/self/status; no unsafe libc call needed).
 pub(crate) fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
-        .unwrap_or(false)
+    uid() == 0
 }
 
 /// Test ports come from one allocator, so no two tests can share one (nor two test runs
@@ -585,6 +592,7 @@ impl Ports {
 
     fn claim(fits: impl Fn(usize, &[bool; BLOCKS]) -> bool, blocks: usize, also: usize) -> Self {
         let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut locked, mut in_use) = (0, 0);
         for i in 0..BLOCKS {
             if !fits(i, &taken) {
                 continue;
@@ -598,31 +606,28 @@ impl Ports {
             }
             // A block some other process holds a port of, or that another test run on
             // this machine has claimed, is skipped (and stays taken).
-            if all
-                .iter()
-                .all(|&b| claim_across_processes(b) && block_is_free(b))
-            {
+            let claimed = all.iter().all(|&b| claim_across_processes(b));
+            if claimed && all.iter().all(|&b| block_is_free(b)) {
                 BASE.with(|c| c.set(Some(FIRST_PORT + i as u16 * BLOCK)));
                 return Self;
             }
+            *if claimed { &mut in_use } else { &mut locked } += 1;
         }
-        panic!("no free block of test ports left");
+        panic!(
+            "no free block of test ports left: {locked} held by other test runs (lock files \
+             in {}), {in_use} with a port in use, the rest taken by this run",
+            lock_dir().display()
+        );
     }
 }
 
 /// Claims block `b` for this process's lifetime with a lock file, so that two test runs
-/// on one machine never share a block.
+/// on one machine, by any users one after the other or at once, never share a block.
 fn claim_across_processes(b: usize) -> bool {
     static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
-    let dir = std::env::temp_dir().join("ntttcp-test-ports");
-    let _ = std::fs::create_dir_all(&dir);
+    let dir = lock_dir();
     let path = dir.join(format!("{}.lock", FIRST_PORT + b as u16 * BLOCK));
-    let Ok(file) = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-    else {
+    let Some(file) = lock_file(&path) else {
         return false;
     };
     if file.try_lock().is_err() {
@@ -630,6 +635,70 @@ fn claim_across_processes(b: usize) -> bool {
     }
     HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
     true
+}
+
+/// The lock directory every user shares: `$TMPDIR/ntttcp-test-ports`, world-writable
+/// with the sticky bit (as /tmp). One that an older run made private to its user is
+/// passed over for this user's own; where neither can be had the claim says why.
+fn lock_dir() -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let shared = std::env::temp_dir().join("ntttcp-test-ports");
+        if std::fs::create_dir(&shared).is_ok() {
+            let _ = std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777));
+        }
+        if writable(&shared) {
+            return shared;
+        }
+        let own = std::env::temp_dir().join(format!("ntttcp-test-ports-{}", uid()));
+        let _ = std::fs::create_dir_all(&own);
+        assert!(
+            writable(&own),
+            "cannot claim test ports: neither {} nor {} is a directory this user (uid {}) \
+             may write; remove them or point TMPDIR elsewhere",
+            shared.display(),
+            own.display(),
+            uid()
+        );
+        own
+    })
+    .clone()
+}
+
+/// Whether this user can create files in `dir` (tried, not guessed from mode bits).
+fn writable(dir: &std::path::Path) -> bool {
+    let probe = dir.join(format!(".probe-{}", std::process::id()));
+    let ok = std::fs::File::create(&probe).is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}
+
+/// The lock file at `path`, opened for reading (a lock needs no more), made readable by
+/// every user when this process creates it.
+fn lock_file(path: &std::path::Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(f) = std::fs::File::open(path) {
+        return Some(f);
+    }
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .ok()?;
+    let _ = f.set_permissions(std::fs::Permissions::from_mode(0o666));
+    Some(f)
+}
+
+/// This process's user id (from /proc/self/status).
+pub(crate) fn uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|u| u.parse().ok()))
+        .unwrap_or(u32::MAX)
 }
 
 fn block_is_free(b: usize) -> bool {

@@ -8,8 +8,8 @@ use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::help::{
-    AFTER_SHORT_HELP, GENERATE, after_long_help, format_of, io_mode_of, parse_interval, parse_ms,
-    parse_secs, placement_of,
+    AFTER_SHORT_HELP, GENERATE, after_long_help, format_of, io_mode_of, parse_buffer,
+    parse_interval, parse_ms, parse_port, parse_secs, placement_of,
 };
 use super::values::{ByteSize, Mapping, Rate, SockBuf};
 use crate::config::{IoMode, Placement};
@@ -77,6 +77,7 @@ pub(crate) struct Cli {
         short = 'p',
         long = "port",
         value_name = "PORT",
+        value_parser = parse_port,
         help_heading = "Streams"
     )]
     pub port: Option<u16>,
@@ -88,6 +89,7 @@ pub(crate) struct Cli {
         short = 'b',
         long = "buffer",
         value_name = "SIZE",
+        value_parser = parse_buffer,
         help_heading = "Streams"
     )]
     pub buffer: Option<ByteSize>,
@@ -462,19 +464,8 @@ pub(crate) struct Cli {
     )]
     pub plot: Option<std::path::PathBuf>,
 
-    /// After printing, exit 3 if the throughput is below RATE (bits/s; 5G, 500M).
-    #[arg(
-        long = "min-throughput",
-        value_name = "RATE",
-        help_heading = "Output",
-        hide_short_help = true
-    )]
-    pub min_throughput: Option<Rate>,
-
-    /// After printing, exit 1 if no data moved for longer than SECS at any one time during
-    /// the measurement (stalls are tracked every 0.1 s).
-    #[arg(long = "max-stall", value_name = "SECS", value_parser = parse_interval, help_heading = "Output", hide_short_help = true)]
-    pub max_stall: Option<Duration>,
+    #[command(flatten)]
+    pub floors: super::floors::Floors,
 
     /// Data path of sender workers: auto (blocking for one connection per thread), blocking
     /// or async.

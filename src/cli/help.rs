@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::values::ByteSize;
 use super::winstyle::WINDOWS_FLAGS;
 use crate::config::{IoMode, Placement};
 use crate::report::Format;
@@ -71,10 +72,35 @@ pub(super) fn parse_ms(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("'{s}' is not a whole number of milliseconds (0 = one hour)"))
 }
 
-/// Whole seconds, 0 or more (`-t 0` is continuous).
+/// Whole seconds, 0 or more (`-t 0` is continuous), at most u32's.
 pub(super) fn parse_secs(s: &str) -> Result<u32, String> {
+    let digits = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    s.parse().map_err(|_| match digits {
+        true => format!("'{s}' seconds is more than the limit of {} s", u32::MAX),
+        false => format!("'{s}' is not a whole number of seconds (0 or more)"),
+    })
+}
+
+/// `-p`: a port number in digits (a minus-led `-0` is refused as typed, not read as 0).
+pub(super) fn parse_port(s: &str) -> Result<u16, String> {
     s.parse()
-        .map_err(|_| format!("'{s}' is not a whole number of seconds (0 or more)"))
+        .map_err(|_| format!("'{s}' is not a port number (1 to 65535)"))
+}
+
+/// `-b`: bytes per send or receive, one range however the value misses it.
+pub(super) fn parse_buffer(s: &str) -> Result<ByteSize, String> {
+    let range = || {
+        format!(
+            "'{s}' is not a size from 1 byte to 1G ({} bytes) per send or receive",
+            crate::config::MAX_BUFFER
+        )
+    };
+    match s.parse::<ByteSize>() {
+        Ok(b) if b.0 <= crate::config::MAX_BUFFER as u64 => Ok(b),
+        Ok(_) => Err(range()),
+        Err(e) if e.contains("out of range") => Err(range()),
+        Err(e) => Err(e),
+    }
 }
 
 pub(super) fn parse_interval(s: &str) -> Result<Duration, String> {

@@ -9,6 +9,7 @@
 mod args;
 mod assemble;
 mod beyond;
+mod floors;
 mod help;
 pub(crate) mod host;
 mod rules;
@@ -37,10 +38,29 @@ pub(crate) enum Parsed {
     Generated(String),
 }
 
+/// The clap definition as the parser uses it: a flag that takes one value takes it even
+/// when it starts with '-' (`-P -1`, `-b -inf`, `-t -0`), and `-m` a value like `-0`, so
+/// the value's own check names the flag and says why it is refused, where clap would
+/// read the value as a flag nobody typed.
+fn command() -> clap::Command {
+    use clap::ArgAction::{Append, Set};
+    Cli::command().mut_args(|a| {
+        let takes = matches!(a.get_action(), Set | Append) && !a.is_positional();
+        let one = a
+            .get_num_args()
+            .is_none_or(|n| n.min_values() == 1 && n.max_values() == 1);
+        match (takes, one, a.get_num_args().map(|n| n.min_values())) {
+            (true, true, _) => a.allow_hyphen_values(true),
+            (true, false, Some(1)) => a.allow_negative_numbers(true),
+            _ => a,
+        }
+    })
+}
+
 /// The man page or a completion script, from the same clap definition as the parser.
 fn generate(kind: &str) -> String {
     use clap_complete::Shell;
-    let mut cmd = Cli::command();
+    let mut cmd = command();
     let mut out = Vec::new();
     let shell = match kind {
         "complete-bash" => Some(Shell::Bash),
@@ -62,20 +82,23 @@ fn generate(kind: &str) -> String {
 /// Parses a whole command line (program name first). `cpus` are the CPU numbers this
 /// process may run on, for checking `-m` CPU fields.
 pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
-    let command = Cli::command();
-    let longs: Vec<String> = command
+    let cmd = command();
+    let longs: Vec<String> = cmd
         .get_arguments()
         .flat_map(|a| a.get_long_and_visible_aliases().unwrap_or_default())
         .map(str::to_string)
         .collect();
     let normalized = winstyle::normalize(args, &longs).map_err(UsageError)?;
-    let matches = match command.try_get_matches_from(&normalized.args) {
+    let matches = match cmd.try_get_matches_from(&normalized.args) {
         Ok(m) => m,
         Err(e) => {
             use clap::error::ErrorKind;
             return match e.kind() {
                 ErrorKind::DisplayHelp => Ok(Parsed::Help(e.render().to_string())),
                 ErrorKind::DisplayVersion => Ok(Parsed::Version),
+                ErrorKind::UnknownArgument if stray_value(args).is_some() => {
+                    Err(UsageError(stray_value(args).unwrap_or_default()))
+                }
                 _ => {
                     let line = as_typed(&one_line(&e.render().to_string()), &normalized);
                     let hint = (normalized.dialect == Dialect::Linux)
@@ -112,8 +135,8 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
         log: file(&cli.log, "log")?,
         xml_windows: file(&cli.xml_windows, "xml-windows")?,
         plot: file(&cli.plot, "plot")?,
-        min_throughput: cli.min_throughput.map(|r| r.0),
-        max_stall: cli.max_stall,
+        min_throughput: cli.floors.min_throughput.map(|r| r.0),
+        max_stall: cli.floors.max_stall,
         format: cli.format.unwrap_or_default(),
         interval: cli.interval,
         quiet: cli.quiet,
@@ -125,10 +148,53 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
             },
             normalized.reason
         )],
-        warnings: rules::ports_override(&cli, &matches).into_iter().collect(),
+        warnings: [
+            rules::dialect_changed(&cli, &normalized),
+            rules::ports_override(&cli, &matches),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
     };
     let config = to_config(cli, &matches, &normalized, cpus)?;
     Ok(Parsed::Run(Box::new(config), Box::new(presentation)))
+}
+
+/// A value like `-inf` or `-1` after a flag whose value is optional (`--rr`, `-j`, `-f`)
+/// reads to clap as a flag nobody typed (`'-i'`): name the flag as typed and its value.
+fn stray_value(args: &[OsString]) -> Option<String> {
+    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let takes_value = |flag: &str| {
+        command().get_arguments().any(|a| {
+            let named = match flag.strip_prefix("--") {
+                Some(long) => a
+                    .get_long_and_visible_aliases()
+                    .unwrap_or_default()
+                    .contains(&long),
+                None => flag.len() == 2 && a.get_short() == flag.chars().nth(1),
+            };
+            named
+                && matches!(
+                    a.get_action(),
+                    clap::ArgAction::Set | clap::ArgAction::Append
+                )
+        })
+    };
+    let numeric = |t: &str| {
+        t.strip_prefix('-').is_some_and(|rest| {
+            let l = rest.to_ascii_lowercase();
+            matches!(l.as_str(), "inf" | "infinity" | "nan") || l.parse::<f64>().is_ok()
+        })
+    };
+    words.windows(2).find_map(|w| {
+        (takes_value(w[0]) && numeric(w[1])).then(|| {
+            format!(
+                "invalid value '{}' for '{}': a negative or infinite number is not a value \
+                 it takes",
+                w[1], w[0]
+            )
+        })
+    })
 }
 
 /// clap's first line ("error: ...") without the usage lines that follow it, keeping a
@@ -159,7 +225,7 @@ fn typed_flag(long: &str, normalized: &winstyle::Normalized) -> String {
     if let Some((_, t)) = normalized.spelled.iter().find(|(l, _)| l == long) {
         return t.clone();
     }
-    let short = Cli::command()
+    let short = command()
         .get_arguments()
         .find(|a| a.get_long() == Some(long))
         .and_then(|a| a.get_short())
@@ -178,7 +244,7 @@ fn typed_flag(long: &str, normalized: &winstyle::Normalized) -> String {
 /// typed it (`'-t'`, or the Windows spelling the normalizer rewrote).
 fn as_typed(message: &str, normalized: &winstyle::Normalized) -> String {
     let mut out = message.to_string();
-    for arg in Cli::command().get_arguments() {
+    for arg in command().get_arguments() {
         let Some(long) = arg.get_long() else { continue };
         let typed = typed_flag(long, normalized);
         let v = arg

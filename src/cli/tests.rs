@@ -37,7 +37,7 @@ fn hosts(c: &Config) -> Vec<Option<&str>> {
 
 #[test]
 fn clap_definition_is_consistent() {
-    Cli::command().debug_assert();
+    super::command().debug_assert();
 }
 
 #[test]
@@ -418,7 +418,31 @@ fn the_dialect_and_a_p_that_overrides_m_are_said() {
         w.notes,
         ["read as a Windows NTttcp line ('-ns' is a Windows-only spelling)"]
     );
-    assert!(w.warnings.is_empty(), "{:?}", w.warnings);
+    // The dialect changed a default nobody set: said once, naming the spelling.
+    assert_eq!(
+        w.warnings,
+        [
+            "'-ns' made this a Windows NTttcp line: NTttcp's 64 KiB send buffer instead of \
+             ntttcp-for-linux's 128 KiB; --dialect linux reads it as ntttcp-for-linux's"
+        ]
+    );
+    let synced = look("-r -m 4,*,10.0.0.5 -wu 1 -t 5");
+    assert!(
+        synced.warnings[0].starts_with("'-wu' made this a Windows NTttcp line: NTttcp's sync"),
+        "{:?}",
+        synced.warnings
+    );
+    // Nothing changed (the size given, no sync), or the dialect forced: nothing said.
+    assert!(
+        look("-s -m 4,*,10.0.0.5 -ns -l 128K -t 5")
+            .warnings
+            .is_empty()
+    );
+    assert!(
+        look("--dialect windows -s -m 4,*,10.0.0.5 -ns -t 5")
+            .warnings
+            .is_empty()
+    );
     let l = look("-s -m 4,*,10.0.0.5 -P 2 -t 5");
     assert!(
         l.notes[0].contains("ntttcp-for-linux line (no Windows-only"),

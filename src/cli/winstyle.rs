@@ -130,6 +130,8 @@ pub(crate) struct Normalized {
     pub spelled: Vec<(String, String)>,
     /// Why the line was read in that dialect.
     pub reason: String,
+    /// The Windows-only spelling that chose the Windows dialect (None: forced, or Linux).
+    pub chosen_by: Option<String>,
 }
 
 /// Rewrites `args` (program name first) into clap's spelling. `long_names` are the long
@@ -151,6 +153,10 @@ pub(crate) fn normalize(args: &[OsString], long_names: &[String]) -> Result<Norm
     };
     let (forced, rest) = take_dialect(rest)?;
     let dialect = forced.unwrap_or_else(|| detect(&rest));
+    let chosen_by = match (forced, windows_token(&rest)) {
+        (None, Some(t)) => Some(t.to_string()),
+        _ => None,
+    };
     let reason = match (forced, windows_token(&rest)) {
         (Some(_), _) => "--dialect forces it".to_string(),
         (None, Some(t)) => format!("'{t}' is a Windows-only spelling"),
@@ -175,6 +181,7 @@ pub(crate) fn normalize(args: &[OsString], long_names: &[String]) -> Result<Norm
         args: out,
         spelled,
         reason,
+        chosen_by,
     })
 }
 

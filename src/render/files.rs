@@ -3,16 +3,16 @@
 //! once on stderr) and the other files are still written.
 
 use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
-use super::{json, plot, xml};
+use super::{atomic, json, plot, xml};
 use crate::report::{Direction, OutputFile, Presentation, Report, Side};
 use crate::timeline::IntervalSample;
 
 /// Proves, before the test, that every output file can be written: an existing file is
-/// opened for writing (not truncated), a new one is created and removed again. The error
+/// opened for writing (not truncated), and a hidden file beside it takes a byte and is
+/// removed again (a full file system or a directory without write access fails here). The error
 /// names the flag as typed and the path.
 pub(crate) fn check_outputs(look: &Presentation) -> Result<(), String> {
     let files = [
@@ -44,11 +44,10 @@ fn probe(path: &Path) -> std::io::Result<()> {
                 "it is read-only",
             ));
         }
-        OpenOptions::new().write(true).open(path).map(drop)
-    } else {
-        OpenOptions::new().write(true).create_new(true).open(path)?;
-        std::fs::remove_file(path)
+        OpenOptions::new().write(true).open(path)?;
     }
+    // Every file is written beside its target and renamed into place: that must work.
+    atomic::probe(path)
 }
 
 /// Outputs that could not be written, each said once on stderr: the exit status then
@@ -172,13 +171,11 @@ enum Render {
     LinuxJson,
 }
 
-/// Writes (or, for NTttcp's XML, appends) a result file.
+/// Writes (or, for NTttcp's XML, appends) a result file, whole or not at all.
 fn write_file(path: &Path, text: &str, append: bool) -> std::io::Result<()> {
-    let mut f = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .append(append)
-        .truncate(!append)
-        .open(path)?;
-    f.write_all(text.as_bytes())
+    if append {
+        atomic::append(path, text)
+    } else {
+        atomic::replace(path, text)
+    }
 }

@@ -59,18 +59,100 @@ fn tf(b: bool) -> J {
 /// A UDP receiver's accounting, in the file's metric/value style (the original has none).
 fn udp(u: &crate::report::UdpResult) -> J {
     // What this host cannot know is left out rather than written as a number.
-    let known = |name: &'static str, v: Option<String>| v.map(|v| mv(name, v));
+    let known = |key, unit, v: Option<String>| v.map(|v| (key, mv(unit, v)));
     let items = [
-        Some(mv("datagrams", u.datagrams.to_string())),
-        Some(mv("datagrams_expected", u.expected.to_string())),
-        known("datagrams_lost", u.lost.map(|v| v.to_string())),
-        known("loss_%", u.loss_percent.map(|v| format!("{v:.3}"))),
-        known("duplicates", u.duplicates.map(|v| v.to_string())),
-        known("out_of_order", u.out_of_order.map(|v| v.to_string())),
-        Some(mv("unstamped", u.unstamped.to_string())),
-        known("jitter_ms", u.jitter_ms.map(|v| format!("{v:.3}"))),
+        Some(("datagrams", mv("count", u.datagrams.to_string()))),
+        Some(("datagramsExpected", mv("count", u.expected.to_string()))),
+        known("datagramsLost", "count", u.lost.map(|v| v.to_string())),
+        known("loss", "%", u.loss_percent.map(|v| format!("{v:.3}"))),
+        known("duplicates", "count", u.duplicates.map(|v| v.to_string())),
+        known("outOfOrder", "count", u.out_of_order.map(|v| v.to_string())),
+        Some(("unstamped", mv("count", u.unstamped.to_string()))),
+        known("jitter", "ms", u.jitter_ms.map(|v| format!("{v:.3}"))),
     ];
-    J::A(items.into_iter().flatten().collect())
+    J::O(items.into_iter().flatten().collect())
+}
+
+/// A request/response test's figures, as the XML's `<request_response>`.
+fn rr(x: &crate::report::RrResult) -> J {
+    const KEYS: [&str; 7] = [
+        "latencyMin",
+        "latencyMean",
+        "latencyP50",
+        "latencyP90",
+        "latencyP99",
+        "latencyP999",
+        "latencyMax",
+    ];
+    let mut o = vec![
+        ("requestSize", mv("B", x.size.to_string())),
+        ("transactions", mv("count", x.transactions.to_string())),
+        (
+            "transactionsPerSecond",
+            mv("count/s", format!("{:.3}", x.transactions_per_second)),
+        ),
+    ];
+    o.extend(percentiles(KEYS, x.latency_us));
+    J::O(o)
+}
+
+/// A connection-rate test's figures, as the XML's `<connect_rate>`.
+fn connect(x: &crate::report::ConnectResult) -> J {
+    const KEYS: [&str; 7] = [
+        "connectMin",
+        "connectMean",
+        "connectP50",
+        "connectP90",
+        "connectP99",
+        "connectP999",
+        "connectMax",
+    ];
+    let mut o = vec![
+        ("connections", mv("count", x.connections.to_string())),
+        (
+            "connectionsPerSecond",
+            mv("count/s", format!("{:.3}", x.connections_per_second)),
+        ),
+    ];
+    o.extend(percentiles(KEYS, x.latency_us));
+    J::O(o)
+}
+
+/// min, mean, p50, p90, p99, p99.9 and max in microseconds; nothing without times.
+fn percentiles(keys: [&'static str; 7], l: Option<crate::report::Latency>) -> Vec<Member> {
+    let Some(l) = l else { return Vec::new() };
+    let values = [l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max];
+    keys.into_iter()
+        .zip(values)
+        .map(|(k, v)| (k, mv("us", format!("{v:.3}"))))
+        .collect()
+}
+
+/// The blocks of ours that a thread has (`-V`), as inside the XML's `<thread>`.
+fn thread_blocks(t: &crate::report::Thread) -> Vec<Member> {
+    let udp = t.udp.as_ref().map(|u| ("udp", udp(u)));
+    let rr = t.rr.as_ref().map(|x| ("requestResponse", rr(x)));
+    let connect = t.connect.as_ref().map(|x| ("connectRate", connect(x)));
+    [udp, rr, connect].into_iter().flatten().collect()
+}
+
+/// The blocks of ours after the totals, the XML files' own: the direction of a turned
+/// report, a mode's figures, and with `-V` the round-trip times.
+fn blocks(r: &Report) -> Vec<Member> {
+    let mut o = Vec::new();
+    if r.turned().is_some() {
+        o.push(("direction", s(super::direction_word(r.direction))));
+    }
+    o.extend(r.udp.as_ref().map(|u| ("udp", udp(u))));
+    o.extend(r.rr.as_ref().map(|x| ("requestResponse", rr(x))));
+    o.extend(r.connect.as_ref().map(|x| ("connectRate", connect(x))));
+    if let (true, Some(x)) = (r.params.verbose, r.rtt_us) {
+        o.push(("rttSamples", mv("count", x.samples.to_string())));
+        o.push(("rttP50", mv("us", format!("{:.0}", x.p50))));
+        o.push(("rttP99", mv("us", format!("{:.0}", x.p99))));
+        o.push(("rttMax", mv("us", format!("{:.0}", x.max))));
+    }
+    o
 }
 
 /// A member of a JSON object.
@@ -90,11 +172,9 @@ pub(crate) fn linux(r: &Report) -> String {
         ));
     }
     top.extend(totals(r));
-    if let Some(u) = r.udp {
-        top.push(("udp", udp(&u)));
-    }
+    top.extend(blocks(r));
     top.extend([
-        ("cpu", mv("%", format!("{:.3}", r.cpu.process_percent))),
+        ("cpu", mv("%", format!("{:.3}", r.cpu.busy_percent))),
         ("bufferCount", s(format!("{:.0}", r.totals.buffers.floor()))),
         ("bufferLen", s(r.buffer_len)),
         ("io", s(0)),
@@ -172,9 +252,7 @@ fn thread(r: &Report, t: &crate::report::Thread) -> J {
         ),
         ("avgBytesPerCompl", mv("B", format!("{avg:.3}"))),
     ];
-    if let Some(u) = &t.udp {
-        members.push(("udp", udp(u)));
-    }
+    members.extend(thread_blocks(t));
     J::O(members)
 }
 
@@ -219,8 +297,9 @@ fn totals(r: &Report) -> Vec<Member> {
     ]
 }
 
-/// What the original does not have, or has only with flags: retransmits, the RTT, the
-/// OS, stalls, overruns and an early end.
+/// After `io`: what the original has only with flags (retransmits, the average RTT), the
+/// OS, and how the run ended, as the XML files say it: the longest stall (with `-V`, or
+/// when long enough to warn of), an overrun and an early end.
 fn extras(r: &Report) -> Vec<Member> {
     let mut top = Vec::new();
     if r.tcp_retransmits.is_some() {
@@ -237,11 +316,9 @@ fn extras(r: &Report) -> Vec<Member> {
         top.push(("tcpAverageRtt metric", s(format!("{rtt} us"))));
     }
     top.push(("os", s(r.os.replace('\n', " "))));
-    if r.turned().is_some() {
-        // Only where it is not the side's usual way (or both ways were tested).
-        top.push(("direction", s(super::direction_word(r.direction))));
+    if r.params.verbose || r.stall_noted() {
+        top.push(("longestStall", mv("s", format!("{:.3}", r.longest_stall_s))));
     }
-    top.push(("longestStall", mv("s", format!("{:.3}", r.longest_stall_s))));
     if let Some(o) = r.window_overrun_s {
         top.push(("windowOverrun", mv("s", format!("{o:.3}"))));
     }

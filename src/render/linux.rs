@@ -179,7 +179,8 @@ pub(crate) fn render(r: &Report, verbose: bool) -> String {
     line(format!("\t iowait\t\t:{:.2}%", r.cpu.iowait_percent));
     line(format!("\t softirq\t:{:.2}%", r.cpu.softirq_percent));
     line(format!("\t cycles/byte\t:{:.2}", l.cycles_per_byte));
-    line(format!("cpu busy (all)\t:{:.2}%", r.cpu.process_percent));
+    // All CPUs' busy share, as Avg. CPU %: the original's per-process figure exceeds 100.
+    line(format!("cpu busy (all)\t:{:.2}%", r.cpu.busy_percent));
     if let (true, Some(rtt)) = (verbose, stats::average_rtt_us(r)) {
         line(format!("tcpi rtt\t\t:{rtt} us"));
     }
@@ -242,7 +243,8 @@ mod tests {
                 "INFO: \t cycles/byte\t:{:.2}",
                 2793.0e6 * 300.00515 * 2.0 * (1.0 - 0.84925) / bytes as f64
             ),
-            format!("INFO: cpu busy (all)\t:{:.2}%", 120.0 * 100.0 / 300.00515),
+            // All CPUs' busy share, 100 - idle - iowait (not the process's 120 s of 300).
+            "INFO: cpu busy (all)\t:15.08%".into(),
             "-".repeat(57),
         ];
         assert_eq!(body, want);

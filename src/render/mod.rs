@@ -2,6 +2,7 @@
 //! the figures from `stats`; `terminal` shows them to a person (stdout, stderr, the status
 //! line, the `-O` log) and `files` exports them (the result files).
 
+pub(crate) mod atomic;
 pub(crate) mod console;
 pub(crate) mod files;
 pub(crate) mod json;

@@ -386,12 +386,18 @@ mod tests {
                     900 us, max 1500 us";
         assert!(!crate::render::console::render(&r, false).contains(line));
         assert!(!crate::render::linux::render(&r, false).contains("rtt p50"));
+        assert!(
+            !crate::render::xml::linux(&r).contains("rtt_p50"),
+            "-V only"
+        );
+        r.params.verbose = true;
         let xml = crate::render::xml::linux(&r);
         assert!(
             xml.contains("<rtt_p50 metric=\"us\">250</rtt_p50>"),
             "{xml}"
         );
-        r.params.verbose = true;
+        let json = crate::render::json::linux(&r);
+        assert!(json.contains("\"rttP50\" : {"), "{json}");
         assert!(crate::render::console::render(&r, false).contains(line));
         let l = crate::render::linux::render(&r, true);
         assert!(

@@ -4,12 +4,12 @@
 //! report as it arrives. Writes never panic: a closed pipe (`ntttcp ... | head`) loses
 //! output, not the exit status.
 
-use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::atomic::Pending;
 use super::files::{Exporter, Failures};
 use super::{console, linux, schema, stdio};
 use crate::config::{Config, Role};
@@ -45,7 +45,8 @@ pub(crate) struct Terminal {
     /// `--format json`: the reports of a test's sides so far, and how many sides have
     /// given theirs (in loopback mode the document waits for both).
     pending: Mutex<(Vec<Report>, usize)>,
-    log: Option<Mutex<File>>,
+    /// The `-O` log, written beside its target and put in place by `finish`.
+    log: Option<Mutex<Pending>>,
     /// The result files.
     files: Exporter,
     /// Outputs that could not be written: the exit status then says the run failed.
@@ -53,12 +54,13 @@ pub(crate) struct Terminal {
 }
 
 impl Terminal {
-    /// Opens the `-O` log (replacing an old one, as ntttcp-for-linux does).
+    /// Opens the `-O` log (which replaces an old one at the end, as ntttcp-for-linux's
+    /// does, and only when written whole).
     pub(crate) fn new(cfg: &Config, look: Presentation) -> std::io::Result<Self> {
         let live = live(&look);
         let (role, verbose) = (cfg.role, cfg.show.verbose);
         let log = match &look.log {
-            Some(f) => Some(Mutex::new(File::create(&f.path).map_err(|e| {
+            Some(f) => Some(Mutex::new(Pending::create(&f.path).map_err(|e| {
                 std::io::Error::new(
                     e.kind(),
                     format!("cannot write the {} file {}: {e}", f.flag, f.path.display()),
@@ -78,6 +80,22 @@ impl Terminal {
             log,
             failures: Failures::default(),
         })
+    }
+
+    /// Puts the `-O` log in place, whole; one that could not be written is removed, so no
+    /// half a log is left where the target was.
+    pub(crate) fn finish(&mut self) {
+        let (Some(log), Some(file)) = (self.log.take(), &self.look.log) else {
+            return;
+        };
+        let pending = log.into_inner().unwrap_or_else(|p| p.into_inner());
+        let what = format!("the {} file {}", file.flag, file.path.display());
+        if self.failures.all().iter().any(|l| l.starts_with(&what)) {
+            return;
+        }
+        if let Err(e) = pending.commit() {
+            self.failures.add(&what, &e);
+        }
     }
 
     /// What could not be written, one line each (empty when every output was written).

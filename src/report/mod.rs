@@ -378,10 +378,15 @@ pub(crate) const STALL_NOTED_S: f64 = 0.5;
 pub(crate) const STEAL_NOTED_PERCENT: f64 = 5.0;
 
 impl Report {
+    /// Whether the longest stall is long enough to warn of.
+    pub(crate) fn stall_noted(&self) -> bool {
+        self.longest_stall_s >= STALL_NOTED_S
+    }
+
     /// One line about the longest stall, any overrun and much steal, when there is
     /// something to say.
     pub(crate) fn disturbance(&self) -> Option<String> {
-        let stall = (self.longest_stall_s >= STALL_NOTED_S).then(|| {
+        let stall = self.stall_noted().then(|| {
             format!(
                 "no data moved for {:.1} s from {:.1} s",
                 self.longest_stall_s, self.longest_stall_from_s

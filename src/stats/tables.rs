@@ -119,7 +119,7 @@ pub(crate) fn windows(r: &Report) -> WindowsTotals {
         mb_per_s: r.totals.mebibytes_per_second,
         buffers_per_s: r.totals.buffers_per_second,
         cycles_per_byte: r.cpu.cycles_per_byte,
-        buffers: r.totals.buffers,
+        buffers: whole_on_a_sender(r),
         dpcs_per_s: ratio(n.net_rx_softirqs as f64, secs),
         pkts_per_dpc: ratio(received_f, n.net_rx_softirqs as f64),
         intr_per_s: ratio(n.interrupts as f64, secs),
@@ -188,6 +188,15 @@ pub(crate) fn linux_thread(r: &Report, t: &Thread) -> (f64, f64, f64) {
     (bps / 1e3, bps / 1e6, bps * 8.0 / 1e6)
 }
 
+/// NTttcp's Buffers: bytes over the buffer length, which the sending side completes
+/// whole (a write cut short by the end of the window is no buffer), a reader in any share.
+fn whole_on_a_sender(r: &Report) -> f64 {
+    match r.direction {
+        crate::report::Direction::Send => r.totals.buffers.floor(),
+        crate::report::Direction::Receive => r.totals.buffers,
+    }
+}
+
 /// The ntttcp-for-linux totals.
 pub(crate) fn linux(r: &Report) -> LinuxFigures {
     let bytes = r.totals.bytes as f64;
@@ -221,6 +230,20 @@ mod tests {
         assert!((t.buffers - 547_888.0).abs() < 1e-9);
         assert!((t.cpu_pct - 15.075).abs() < 1e-9);
         assert_eq!((t.packets_sent, t.retransmits), (25_324_915, 60_412));
+    }
+
+    #[test]
+    fn the_sending_side_counts_whole_buffers_a_reader_any_share() {
+        let mut r = seed_report();
+        r.totals.buffers = 231_759.999;
+        r.direction = crate::report::Direction::Send;
+        assert_eq!(
+            windows(&r).buffers,
+            231_759.0,
+            "a write cut short is no buffer"
+        );
+        r.direction = crate::report::Direction::Receive;
+        assert_eq!(windows(&r).buffers, 231_759.999);
     }
 
     #[test]

@@ -189,6 +189,31 @@ pub(super) fn ports_override(cli: &Cli, matches: &ArgMatches) -> Option<String> 
     })
 }
 
+/// A line read as Windows NTttcp's because of a Windows-only spelling, where that changed
+/// a default the user did not set (the send size, the sync ports), says so once.
+pub(super) fn dialect_changed(cli: &Cli, normalized: &winstyle::Normalized) -> Option<String> {
+    let token = normalized.chosen_by.as_ref()?;
+    let (role, _) = role_of(cli);
+    let sends = role != Role::Receiver || cli.beyond.reverse || cli.beyond.bidir;
+    let mut changed = Vec::new();
+    if sends && !cli.udp && cli.buffer.is_none() && cli.beyond.rr.is_none() {
+        changed.push("NTttcp's 64 KiB send buffer instead of ntttcp-for-linux's 128 KiB");
+    }
+    if !cli.no_sync {
+        changed.push(
+            "NTttcp's sync (a port 1000 above each data port) instead of ntttcp-for-linux's \
+             (the port below the base)",
+        );
+    }
+    (!changed.is_empty()).then(|| {
+        format!(
+            "'{token}' made this a Windows NTttcp line: {}; --dialect linux reads it as \
+             ntttcp-for-linux's",
+            changed.join(", and ")
+        )
+    })
+}
+
 /// The sync port sits below the base port, Windows tokens 1000 above each data port, the
 /// -sp hand-out port after them: all of it must fit in 1-65535.
 fn check_port_range(
@@ -345,7 +370,7 @@ fn check_size(cli: &Cli, role: Role, protocol: Protocol, flag: &str) -> Result<(
     if protocol == Protocol::Tcp {
         if bytes > config::MAX_BUFFER as u64 {
             return bad(format!(
-                "at most {} bytes (1G) per send or receive",
+                "a size from 1 byte to 1G ({} bytes) per send or receive",
                 config::MAX_BUFFER
             ));
         }

@@ -196,13 +196,17 @@ fn linux_cpu(d: &mut Doc, r: &Report) {
     d.metric(1, "softirq", "%", format!("{:.2}", c.softirq_percent));
     let cycles = format!("{:.2}", stats::linux(r).cycles_per_byte);
     d.metric(1, "cycles_per_byte", "cycles/byte", cycles);
-    d.metric(1, "cpu_busy_all", "%", format!("{:.2}", c.process_percent));
+    // All CPUs' busy share (as `cpu` in the -j file and Avg. CPU %), never over 100.
+    d.metric(1, "cpu_busy_all", "%", format!("{:.2}", c.busy_percent));
 }
 
-/// The longest stall and any overrun, and `<ended_early by=".." measured_s=".."
-/// planned_s="..">reason</ended_early>` when the measurement fell short of its plan.
+/// The longest stall (with `-V`, or when it was long enough to warn of), any overrun,
+/// and `<ended_early by=".." measured_s=".." planned_s="..">reason</ended_early>` when
+/// the measurement fell short of its plan: nothing for a plain run that went to plan.
 fn how_it_ended(d: &mut Doc, r: &Report) {
-    d.metric(1, "longest_stall", "s", format!("{:.3}", r.longest_stall_s));
+    if r.params.verbose || r.stall_noted() {
+        d.metric(1, "longest_stall", "s", format!("{:.3}", r.longest_stall_s));
+    }
     if let Some(o) = r.window_overrun_s {
         d.metric(1, "window_overrun", "s", format!("{o:.3}"));
     }

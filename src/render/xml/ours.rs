@@ -1,7 +1,8 @@
-//! What both XML files carry beyond the originals, after their totals: the direction of
+//! What the XML files carry beyond the originals, after their totals: the direction of
 //! a turned or both-ways report, a UDP receiver's accounting, the request/response and
-//! connection-rate figures and the TCP round-trip times; each only where it applies, so
-//! a plain test's file has the originals' elements alone.
+//! connection-rate figures, and with `-V` the TCP round-trip times; each only where it
+//! applies, so a plain test's file has the originals' elements alone. The `-j` file
+//! carries the same blocks under the same names (camelCase there).
 
 use super::Doc;
 use crate::report::Report;
@@ -12,7 +13,9 @@ pub(super) fn blocks(d: &mut Doc, r: &Report) {
     udp(d, 1, r.udp.as_ref());
     rr(d, 1, r.rr.as_ref());
     connect(d, 1, r.connect.as_ref());
-    rtt(d, r.rtt_us.as_ref());
+    if r.params.verbose {
+        rtt(d, r.rtt_us.as_ref());
+    }
 }
 
 /// Every block of ours that thread `t` has, inside its `<thread>`.

@@ -1,0 +1,140 @@
+//! Output files written whole or not at all: each is written to a hidden file beside its
+//! target and renamed over it once complete, so a failed write (a full file system, a
+//! vanished directory) leaves no file a dashboard would read as a result.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A file being written beside `target`; removed again unless committed.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    tmp: PathBuf,
+    target: PathBuf,
+    file: Option<File>,
+}
+
+impl Pending {
+    /// Creates the hidden file beside `target` (`.NAME.PID.tmp` in its directory).
+    pub(crate) fn create(target: &Path) -> std::io::Result<Self> {
+        let name = target
+            .file_name()
+            .map_or_else(|| "ntttcp".into(), |n| n.to_string_lossy().into_owned());
+        let tmp = target.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        Ok(Self {
+            tmp,
+            target: target.to_path_buf(),
+            file: Some(file),
+        })
+    }
+
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.write_all(bytes),
+            None => Ok(()),
+        }
+    }
+
+    /// Puts the whole file in place of the target (with the target's permissions when it
+    /// existed); on any error the target is left as it was.
+    pub(crate) fn commit(mut self) -> std::io::Result<()> {
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        file.sync_all()?;
+        drop(file);
+        if let Ok(meta) = std::fs::metadata(&self.target) {
+            std::fs::set_permissions(&self.tmp, meta.permissions())?;
+        }
+        std::fs::rename(&self.tmp, &self.target)
+    }
+}
+
+impl Drop for Pending {
+    /// An uncommitted (or failed) file goes; after a rename there is nothing to remove.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// Replaces `target` with `text`, whole or not at all.
+pub(crate) fn replace(target: &Path, text: &str) -> std::io::Result<()> {
+    let mut p = Pending::create(target)?;
+    p.write_all(text.as_bytes())?;
+    p.commit()
+}
+
+/// Appends `text` to `target` (NTttcp's XML file grows a document per run), whole or not
+/// at all: the old contents and the new are written beside it and renamed over it.
+pub(crate) fn append(target: &Path, text: &str) -> std::io::Result<()> {
+    let old = match std::fs::read(target) {
+        Ok(old) => old,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let mut p = Pending::create(target)?;
+    p.write_all(&old)?;
+    p.write_all(text.as_bytes())?;
+    p.commit()
+}
+
+/// Proves that `target` could be written this way: the hidden file can be made beside it
+/// and take a byte (a full file system refuses it), and is removed again.
+pub(crate) fn probe(target: &Path) -> std::io::Result<()> {
+    let mut p = Pending::create(target)?;
+    p.write_all(b"\n")?;
+    p.file.take().map_or(Ok(()), |f| f.sync_all())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ntttcp-atomic-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn replace_and_append_leave_only_the_target() {
+        let d = scratch("ok");
+        let t = d.join("r.xml");
+        replace(&t, "one\n").unwrap();
+        append(&t, "two\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "one\ntwo\n");
+        replace(&t, "three\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "three\n");
+        probe(&t).unwrap();
+        let names: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, ["r.xml"], "no hidden file left beside it");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_write_that_fails_leaves_no_file_and_the_old_one_intact() {
+        let d = scratch("fail");
+        let t = d.join("r.json");
+        std::fs::write(&t, "old").unwrap();
+        let mut p = Pending::create(&t).unwrap();
+        p.write_all(b"half").unwrap();
+        drop(p);
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "old");
+        let gone = d.join("nowhere").join("r.json");
+        assert!(replace(&gone, "x").is_err());
+        assert!(!gone.exists());
+        let names: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, ["r.json"], "the abandoned file is removed");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

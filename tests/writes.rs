@@ -1,0 +1,152 @@
+//! A write that fails leaves nothing half-written: on a file system that is full before
+//! the test, every output is refused before it starts; on one that fills during the test,
+//! the run exits 1 naming each result file, no target holds part of a result, and a file
+//! that was there (NTttcp's XML, appended to) keeps what it had.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::util::{Ports, Scratch, is_root, may_skip, port, run, spawn, wait_listening};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// A small tmpfs mounted on a scratch folder, unmounted (lazily) on drop.
+struct Tmpfs {
+    dir: PathBuf,
+    _scratch: Scratch,
+}
+
+impl Tmpfs {
+    fn mount(name: &str) -> Self {
+        let scratch = Scratch::new(name);
+        let dir = scratch.file("fs");
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+            .arg(&dir)
+            .status()
+            .expect("mount");
+        assert!(ok.success(), "mount -t tmpfs on {}", dir.display());
+        Self {
+            dir,
+            _scratch: scratch,
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Writes a filler until the file system refuses more (bounded by its 2 MiB).
+    fn fill(&self) {
+        let mut f = std::fs::File::create(self.path("filler")).unwrap();
+        let block = vec![0u8; 4096];
+        for _ in 0..1024 {
+            if f.write_all(&block).and_then(|()| f.sync_all()).is_err() {
+                return;
+            }
+        }
+        panic!("a 2 MiB tmpfs took 4 MiB");
+    }
+
+    /// The names in it, but for the filler.
+    fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "filler")
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+    }
+}
+
+fn files_in(fs: &Tmpfs) -> String {
+    let p = |n: &str| fs.path(n).display().to_string();
+    format!(
+        "-x {} -j {} --xml-windows {} -O {}",
+        p("r.xml"),
+        p("r.json"),
+        p("w.xml"),
+        p("r.log")
+    )
+}
+
+fn root_or_skip() -> bool {
+    is_root() || !may_skip("the full-file-system test needs root (mount -t tmpfs)")
+}
+
+/// Full before the test: refused before any connection, exit 2, naming the flag.
+#[test]
+fn outputs_on_a_full_file_system_are_refused_before_the_test() {
+    if !root_or_skip() {
+        return;
+    }
+    let _ports = Ports::take(1);
+    let fs = Tmpfs::mount("full-before");
+    fs.fill();
+    let o = run(
+        &format!("--loopback -p {} -t 1 {}", port(1), files_in(&fs)),
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(
+        o.stderr.contains("cannot write the -x file"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("No space left"), "{}", o.stderr);
+    assert_eq!(fs.names(), Vec::<String>::new(), "nothing left behind");
+}
+
+/// Fills during the test: the receiver exits 1 naming the files, none of them is there
+/// (nor a hidden half of one), and the appended-to Windows XML keeps its old contents.
+#[test]
+fn a_file_system_that_fills_during_the_test_leaves_no_result_file() {
+    if !root_or_skip() {
+        return;
+    }
+    let _ports = Ports::take(1);
+    let fs = Tmpfs::mount("full-during");
+    std::fs::write(fs.path("w.xml"), "<old/>\n").unwrap();
+    let p = port(1);
+    let r = spawn(
+        "receiver",
+        &format!("-r 127.0.0.1 -P 1 -p {p} -t 2 {}", files_in(&fs)),
+    );
+    wait_listening(p, LIMIT);
+    // The outputs were proven writable at start; the file system fills before the end.
+    fs.fill();
+    let so = run(&format!("-s 127.0.0.1 -P 1 -n 1 -p {p} -t 2"), LIMIT);
+    let ro = r.wait(LIMIT);
+    assert_eq!(so.code(), Some(0), "{so:?}");
+    assert_eq!(ro.code(), Some(1), "{ro:?}");
+    for flag in ["-x", "-j", "--xml-windows"] {
+        let needle = format!("cannot write the {flag} file");
+        assert!(ro.stderr.contains(&needle), "{needle}: {}", ro.stderr);
+    }
+    let old = std::fs::read_to_string(fs.path("w.xml")).unwrap();
+    assert_eq!(old, "<old/>\n", "the appended-to file as it was");
+    // The log, begun before the file system filled, may have had room: then it is whole.
+    let log = fs.path("r.log");
+    let names = fs.names();
+    let want: &[&str] = if log.exists() {
+        &["r.log", "w.xml"]
+    } else {
+        &["w.xml"]
+    };
+    assert_eq!(names, want, "no result file, no hidden half of one");
+    if log.exists() {
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("Packets Sent"), "a whole log: {text}");
+    }
+}
