@@ -377,8 +377,10 @@ struct Server(Child);
 impl Server {
     /// Starts `cmd args` and waits (at most 10 s) until TCP `port` listens.
     fn start(cmd: &str, args: &str, port: u16) -> Result<Self, String> {
+        // neper writes a log file per run into its working directory: not the checkout.
         let child = Command::new(cmd)
             .args(args.split_whitespace())
+            .current_dir(std::env::temp_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -409,6 +411,7 @@ fn finish(cmd: &str, args: &str, secs: u32) -> Result<String, String> {
     let mut c = Server(
         Command::new(cmd)
             .args(args.split_whitespace())
+            .current_dir(std::env::temp_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -113,13 +113,35 @@ mod tests {
         assert!(!f.is_set());
         assert!(!f.wait_timeout(Duration::from_millis(5)));
         let g = f.clone();
-        let t = std::thread::spawn(move || g.wait_timeout(Duration::from_secs(10)));
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            let me = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+            let _ = tid_tx.send(me.split(' ').next().unwrap_or_default().to_string());
+            g.wait_timeout(Duration::from_secs(10))
+        });
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
         let h = f.clone();
-        std::thread::sleep(Duration::from_millis(20));
+        // The blocking-wake path: the waiter is asleep (on the condition variable, its
+        // only wait after saying its id) before the flag is set.
+        let tid = tid_rx.recv().unwrap();
+        let asleep = || {
+            let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"));
+            stat.unwrap_or_default()
+                .rsplit(") ")
+                .next()
+                .is_some_and(|rest| rest.starts_with('S'))
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !asleep() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the waiter never slept"
+            );
+            std::thread::yield_now();
+        }
         f.trigger();
         assert!(t.join().unwrap());
         rt.block_on(async {

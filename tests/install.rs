@@ -91,7 +91,7 @@ fn cargo_install_puts_a_working_ntttcp_in_place() {
         .arg("--root")
         .arg(root.file(""))
         .arg("--target-dir")
-        .arg(manifest.join("target/install-test"));
+        .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("install-test"));
     let built = {
         let _quiet = crate::util::exclusive();
         run_bounded("cargo-install-log", cmd, Duration::from_secs(20 * 60))

@@ -17,6 +17,7 @@ mod loopback;
 mod netns;
 mod outputs;
 mod placement;
+mod ports;
 mod reverse;
 mod rr;
 mod sockets;

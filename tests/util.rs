@@ -645,7 +645,10 @@ fn lock_dir() -> std::path::PathBuf {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let shared = std::env::temp_dir().join("ntttcp-test-ports");
-        if std::fs::create_dir(&shared).is_ok() {
+        let _ = std::fs::create_dir(&shared);
+        // Made (now, or by an older run of this user's) private: opened to every user.
+        use std::os::unix::fs::MetadataExt;
+        if std::fs::metadata(&shared).is_ok_and(|m| m.uid() == uid()) {
             let _ = std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777));
         }
         if writable(&shared) {
