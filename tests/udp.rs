@@ -115,11 +115,8 @@ fn udp_sender_and_receiver_processes_account_every_datagram() {
     assert_eq!(el("datagrams_lost"), lost.to_string());
     assert!(xml.contains("<udp>True</udp>"), "{xml}");
     let lj: Value = serde_json::from_str(&dir.read("r.json")).expect("valid JSON");
-    let items = lj["ntttcpr"]["udp"].as_array().expect("udp array");
-    let lost_item = items
-        .iter()
-        .find(|i| i["metric"] == "datagrams_lost")
-        .unwrap();
+    let lost_item = &lj["ntttcpr"]["udp"]["datagramsLost"];
+    assert_eq!(lost_item["metric"], "count", "{lj}");
     assert_eq!(lost_item["value"], lost.to_string());
     assert_eq!(lj["ntttcpr"]["parameters"]["udp"], "True");
     let wx = dir.read("rw.xml");
@@ -229,17 +226,33 @@ fn datagrams_without_our_stamp_are_counted_and_their_loss_is_unknown() {
         "lost, loss, duplicates, order: {total}"
     );
     assert!(o.stdout.contains("carried no ntttcp stamp"), "{}", o.stdout);
-    for file in ["r.xml", "r.json"] {
+    // The same names in both files (the XML's snake_case, the JSON's camelCase).
+    for (file, expected, unknown) in [
+        (
+            "r.xml",
+            "datagrams_expected",
+            [
+                "<datagrams_lost",
+                "<duplicates",
+                "<out_of_order",
+                "<jitter ",
+            ],
+        ),
+        (
+            "r.json",
+            "\"datagramsExpected\"",
+            [
+                "\"datagramsLost\"",
+                "\"duplicates\"",
+                "\"outOfOrder\"",
+                "\"jitter\"",
+            ],
+        ),
+    ] {
         let text = dir.read(file);
-        assert!(text.contains("datagrams_expected"), "{file}: {text}");
-        for unknown in [
-            "datagrams_lost",
-            "duplicates",
-            "out_of_order",
-            "\"jitter_ms\"",
-            "<jitter ",
-        ] {
-            assert!(!text.contains(unknown), "{file} has {unknown}: {text}");
+        assert!(text.contains(expected), "{file}: {text}");
+        for name in unknown {
+            assert!(!text.contains(name), "{file} has {name}: {text}");
         }
     }
 }

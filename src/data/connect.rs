@@ -81,19 +81,19 @@ async fn churn(plan: &SendPlan, me: &WorkerState) -> io::Result<()> {
                 // CPUs as much as the path (with more slots than CPUs, a wait of many
                 // time slices): counted, untimed.
                 let took = began.elapsed();
-                if sched::preemptions() == preempted {
-                    me.round_trip(took);
-                }
+                me.completed((sched::preemptions() == preempted).then_some(took), 0);
                 Some(s)
             }
             // Made, then reset before this slot looked (a receiver over its descriptor
             // budget closes at once): still a connection, the receiver counted it, but
             // when its handshake completed is unknown, so it is not timed. A refusal
             // (ECONNREFUSED) never got that far and stays an error.
-            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => None,
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => {
+                me.completed(None, 0);
+                None
+            }
             Err(e) => return Err(e),
         };
-        me.counters.add_many(0, 1);
         drop(s);
     }
 }

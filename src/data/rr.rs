@@ -67,8 +67,7 @@ fn blocking(s: &TcpStream, plan: &SendPlan, me: &WorkerState, stop: &Flag) -> io
         {
             return Ok(());
         }
-        me.round_trip(sent.elapsed());
-        me.counters.add(plan.size);
+        me.completed(Some(sent.elapsed()), plan.size);
     }
     Ok(())
 }
@@ -137,7 +136,6 @@ async fn round_trips(
             Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(closed()),
             Ok(r) => r?,
         };
-        me.round_trip(sent.elapsed());
-        me.counters.add(size);
+        me.completed(Some(sent.elapsed()), size);
     }
 }

@@ -141,15 +141,18 @@ pub(crate) fn merged(
 }
 
 impl WorkerState {
-    /// Records one round trip, if the window is open.
-    pub(crate) fn round_trip(&self, took: std::time::Duration) {
+    /// Counts one completed transaction or connection of `bytes`, and records how long it
+    /// `took` if the window is open (None: it counts untimed). Both under the window's
+    /// lock, so that with the edges' order (the first sampled before the window opens,
+    /// the last after it closes) nothing is timed that the window does not count.
+    pub(crate) fn completed(&self, took: Option<std::time::Duration>, bytes: usize) {
         let mut l = self.latency.lock().unwrap_or_else(|p| p.into_inner());
-        if !l.open {
-            return;
+        if let (true, Some(took)) = (l.open, took) {
+            let ns = took.as_nanos().clamp(1, u64::MAX as u128) as u64;
+            record(&mut l.hist, ns);
+            record(&mut l.interval, ns);
         }
-        let ns = took.as_nanos().clamp(1, u64::MAX as u128) as u64;
-        record(&mut l.hist, ns);
-        record(&mut l.interval, ns);
+        self.counters.add_many(bytes, 1);
     }
 
     /// Opens (forgetting what came before) or closes the latency window.

@@ -1,29 +1,42 @@
 //! Output files written whole or not at all: each is written to a hidden file beside its
 //! target and renamed over it once complete, so a failed write (a full file system, a
-//! vanished directory) leaves no file a dashboard would read as a result.
+//! vanished directory) leaves no file a dashboard would read as a result. A target that
+//! is no regular file (/dev/null, a pipe) is written in place.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// A file being written beside `target`; removed again unless committed.
+/// A file being written beside `target` (removed again unless committed), or straight
+/// into a target that is no regular file.
 #[derive(Debug)]
 pub(crate) struct Pending {
-    tmp: PathBuf,
+    /// The hidden file beside the target; None for a device or pipe written in place.
+    tmp: Option<PathBuf>,
     target: PathBuf,
     file: Option<File>,
 }
 
 impl Pending {
-    /// Creates the hidden file beside `target` (`.NAME.PID.tmp` in its directory).
+    /// Creates the hidden file beside `target` (`.NAME.PID.tmp` in its directory), or
+    /// opens a target that is no regular file for writing.
     pub(crate) fn create(target: &Path) -> std::io::Result<Self> {
+        let target = &resolved(target);
+        if special(target) {
+            let file = OpenOptions::new().write(true).open(target)?;
+            return Ok(Self {
+                tmp: None,
+                target: target.to_path_buf(),
+                file: Some(file),
+            });
+        }
         let name = target
             .file_name()
             .map_or_else(|| "ntttcp".into(), |n| n.to_string_lossy().into_owned());
         let tmp = target.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
         let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         Ok(Self {
-            tmp,
+            tmp: Some(tmp),
             target: target.to_path_buf(),
             file: Some(file),
         })
@@ -39,23 +52,42 @@ impl Pending {
     /// Puts the whole file in place of the target (with the target's permissions when it
     /// existed); on any error the target is left as it was.
     pub(crate) fn commit(mut self) -> std::io::Result<()> {
-        let Some(file) = self.file.take() else {
+        let (Some(file), Some(tmp)) = (self.file.take(), self.tmp.as_ref()) else {
             return Ok(());
         };
         file.sync_all()?;
         drop(file);
         if let Ok(meta) = std::fs::metadata(&self.target) {
-            std::fs::set_permissions(&self.tmp, meta.permissions())?;
+            std::fs::set_permissions(tmp, meta.permissions())?;
         }
-        std::fs::rename(&self.tmp, &self.target)
+        std::fs::rename(tmp, &self.target)
     }
 }
 
 impl Drop for Pending {
     /// An uncommitted (or failed) file goes; after a rename there is nothing to remove.
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.tmp);
+        if let Some(tmp) = &self.tmp {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
+}
+
+/// The file `target` names: a symbolic link's destination (so the link stays a link and
+/// the file it points to is replaced), else `target` itself.
+fn resolved(target: &Path) -> PathBuf {
+    match std::fs::symlink_metadata(target) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf())
+        }
+        _ => target.to_path_buf(),
+    }
+}
+
+/// Whether `target` is something other than a regular file that is there already (a
+/// device such as /dev/null or /dev/full, a pipe): written in place, never replaced.
+fn special(target: &Path) -> bool {
+    std::fs::metadata(target).is_ok_and(|m| !m.is_file())
 }
 
 /// Replaces `target` with `text`, whole or not at all.
@@ -68,10 +100,15 @@ pub(crate) fn replace(target: &Path, text: &str) -> std::io::Result<()> {
 /// Appends `text` to `target` (NTttcp's XML file grows a document per run), whole or not
 /// at all: the old contents and the new are written beside it and renamed over it.
 pub(crate) fn append(target: &Path, text: &str) -> std::io::Result<()> {
-    let old = match std::fs::read(target) {
-        Ok(old) => old,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e),
+    // A device is never read (/dev/full would give zeros without end).
+    let old = if special(target) {
+        Vec::new()
+    } else {
+        match std::fs::read(target) {
+            Ok(old) => old,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        }
     };
     let mut p = Pending::create(target)?;
     p.write_all(&old)?;
@@ -80,9 +117,13 @@ pub(crate) fn append(target: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// Proves that `target` could be written this way: the hidden file can be made beside it
-/// and take a byte (a full file system refuses it), and is removed again.
+/// and take a byte (a full file system refuses it), and is removed again; a device or
+/// pipe is only opened (what it does with bytes shows when they come).
 pub(crate) fn probe(target: &Path) -> std::io::Result<()> {
     let mut p = Pending::create(target)?;
+    if p.tmp.is_none() {
+        return Ok(());
+    }
     p.write_all(b"\n")?;
     p.file.take().map_or(Ok(()), |f| f.sync_all())
 }
@@ -115,6 +156,40 @@ mod tests {
             .collect();
         assert_eq!(names, ["r.xml"], "no hidden file left beside it");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_link_stays_a_link_and_its_file_is_replaced() {
+        let d = scratch("link");
+        let (file, link) = (d.join("real.json"), d.join("r.json"));
+        std::fs::write(&file, "old").unwrap();
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        replace(&link, "new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_device_is_written_in_place_and_nothing_is_made_beside_it() {
+        let null = Path::new("/dev/null");
+        probe(null).unwrap();
+        replace(null, "x").unwrap();
+        append(null, "y").unwrap();
+        let full = Path::new("/dev/full");
+        assert!(replace(full, "x").is_err(), "/dev/full refuses the bytes");
+        let beside = std::fs::read_dir("/dev").unwrap().flatten();
+        let pid = format!(".{}.tmp", std::process::id());
+        assert!(
+            !beside
+                .into_iter()
+                .any(|e| e.file_name().to_string_lossy().ends_with(&pid))
+        );
     }
 
     #[test]

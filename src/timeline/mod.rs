@@ -232,8 +232,10 @@ pub(crate) async fn run<M: Monitor>(
         lead,
     };
     let (ev, measured) = measure(m0, close, &plan, &start, ways, mon, progress).await;
-    let closing = Edge::take(workers);
+    // Closed before the last sample, as it opened after the first: every time taken
+    // in the window belongs to a transaction or connection the window counts.
     edge::latency_window(workers, false);
+    let closing = Edge::take(workers);
     normal_priority.take();
     let (ev, peer_done) = judge_end(ev, &plan, t0, m0);
     let seconds = closing.at.saturating_duration_since(m0).as_secs_f64();

@@ -1,6 +1,14 @@
 //! Helpers: spawning the binary with a kill-on-drop guard, bounded waits, and parsers for
 //! the NTttcp tables.
 
+mod figures;
+mod ports;
+mod resources;
+
+pub(crate) use figures::{Attempt, Tables, assert_close, parse_tables, promise, starved};
+pub(crate) use ports::{Ports, port, ports_in};
+pub(crate) use resources::{FdPeak, raise_own_nofile, rss_kib};
+
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -292,86 +300,6 @@ pub(crate) fn assert_usage_errors(cases: &[(&str, &str)]) {
     }
 }
 
-/// One parsed set of NTttcp tables.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Tables {
-    /// (thread, seconds, KB/s, avg bytes per completion)
-    pub(crate) threads: Vec<(usize, f64, f64, f64)>,
-    pub(crate) meg: f64,
-    pub(crate) realtime: f64,
-    pub(crate) mb_per_s: f64,
-    pub(crate) cpu_pct: f64,
-}
-
-/// Parses every table set in `stdout` (two for --loopback), checking the fixed layout.
-pub(crate) fn parse_tables(stdout: &str) -> Vec<Tables> {
-    let lines: Vec<&str> = stdout.lines().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut threads = Vec::new();
-    while i < lines.len() {
-        let l = lines[i];
-        if l == "Thread  Time(s) Throughput(KB/s) Avg B / Compl" {
-            assert_eq!(
-                lines[i + 1],
-                "======  ======= ================ ============="
-            );
-            threads.clear();
-            i += 2;
-            while i < lines.len() && !lines[i].is_empty() {
-                let row = lines[i];
-                assert_eq!(row.len(), 6 + 1 + 8 + 1 + 16 + 1 + 13, "row width: {row:?}");
-                let f: Vec<&str> = row.split_whitespace().collect();
-                threads.push((
-                    f[0].parse().unwrap(),
-                    f[1].parse().unwrap(),
-                    f[2].parse().unwrap(),
-                    f[3].parse().unwrap(),
-                ));
-                i += 1;
-            }
-            continue;
-        }
-        if l == "   Bytes(MEG)    realtime(s) Avg Frame Size Throughput(MB/s)" {
-            assert_eq!(lines[i - 1], "");
-            assert_eq!(lines[i - 2], "");
-            let row = lines[i + 2];
-            assert_eq!(
-                row.len(),
-                16 + 1 + 11 + 1 + 14 + 1 + 16,
-                "row width: {row:?}"
-            );
-            let f: Vec<f64> = row.split_whitespace().map(|v| v.parse().unwrap()).collect();
-            // Row 4 (packets, CPU) is 15 lines further down.
-            let cpu_row = lines
-                .iter()
-                .skip(i)
-                .skip_while(|l| !l.starts_with("Packets Sent"))
-                .nth(2)
-                .expect("packets row");
-            let cpu_pct = cpu_row.split_whitespace().last().unwrap().parse().unwrap();
-            out.push(Tables {
-                threads: std::mem::take(&mut threads),
-                meg: f[0],
-                realtime: f[1],
-                mb_per_s: f[3],
-                cpu_pct,
-            });
-        }
-        i += 1;
-    }
-    out
-}
-
-/// Asserts `a` and `b` agree within `pct` percent.
-pub(crate) fn assert_close(a: f64, b: f64, pct: f64, what: &str) {
-    let diff = (a - b).abs() / a.max(b).max(f64::MIN_POSITIVE) * 100.0;
-    assert!(
-        diff <= pct,
-        "{what}: {a} vs {b} differ by {diff:.3}% (> {pct}%)"
-    );
-}
-
 /// A scratch directory removed again on drop.
 pub(crate) struct Scratch(std::path::PathBuf);
 
@@ -402,7 +330,7 @@ impl Drop for Scratch {
 /// The report JSON Schema, compiled.
 pub(crate) fn validator() -> jsonschema::Validator {
     let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../schema/ntttcp-report.json")).expect("schema JSON");
+        serde_json::from_str(include_str!("../../schema/ntttcp-report.json")).expect("schema JSON");
     jsonschema::validator_for(&schema).expect("a valid JSON Schema")
 }
 
@@ -474,64 +402,6 @@ fn wait_bound(port: u16, limit: Duration, read: impl Fn(&str) -> String, state: 
     }
 }
 
-/// Resident memory of a process in KiB (/proc/PID/status VmRSS).
-pub(crate) fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .expect("VmRSS of the receiver")
-}
-
-/// Samples a process's open descriptors (/proc/PID/fd) every 10 ms on a thread of its
-/// own until `peak` is called: the most it held at one sample.
-pub(crate) struct FdPeak {
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    sampler: std::thread::JoinHandle<usize>,
-}
-
-impl FdPeak {
-    pub(crate) fn watch(pid: u32) -> Self {
-        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let stop = done.clone();
-        let sampler = std::thread::spawn(move || {
-            let mut peak = 0;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let n = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count);
-                peak = peak.max(n);
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            peak
-        });
-        Self { done, sampler }
-    }
-
-    /// Stops sampling; the peak.
-    pub(crate) fn peak(self) -> usize {
-        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.sampler.join().expect("fd sampler")
-    }
-}
-
-/// Raises this test process's own soft RLIMIT_NOFILE to at least `n` with prlimit(1),
-/// for tests that hold many sockets themselves (the hard limit, which children inherit,
-/// is left alone).
-pub(crate) fn raise_own_nofile(n: u64) {
-    let status = Command::new("prlimit")
-        .args([
-            "--pid",
-            &std::process::id().to_string(),
-            &format!("--nofile={n}:"),
-        ])
-        .status()
-        .expect("run prlimit");
-    assert!(
-        status.success(),
-        "prlimit --nofile={n}: (the hard limit may be lower)"
-    );
-}
-
 /// Whether a test that needs root or an extra tool may be skipped here: CI
 /// (`NTTTCP_REQUIRE_NETNS`, set by `.ci/run`) requires them all to run.
 pub(crate) fn may_skip(what: &str) -> bool {
@@ -546,185 +416,7 @@ pub(crate) fn may_skip(what: &str) -> bool {
 
 /// Whether we run as root (reads /proc/self/status; no unsafe libc call needed).
 pub(crate) fn is_root() -> bool {
-    uid() == 0
-}
-
-/// Test ports come from one allocator, so no two tests can share one (nor two test runs
-/// on one machine: a block is also claimed with a lock file): each test takes a
-/// block of 100 consecutive ports (ntttcp's sync port is a base's `-p` minus one, its data
-/// ports follow) that no other test in this run gets, below the ephemeral range so that no
-/// outgoing connection holds one. Inside a test, `@K` in a string (`at`, or any argument
-/// list given to `spawn`/`run`) and `port(K)` name the block's port K.
-const FIRST_PORT: u16 = 10_000;
-const BLOCK: u16 = 100;
-const BLOCKS: usize = 220;
-
-static TAKEN: std::sync::Mutex<[bool; BLOCKS]> = std::sync::Mutex::new([false; BLOCKS]);
-
-thread_local! {
-    static BASE: std::cell::Cell<Option<u16>> = const { std::cell::Cell::new(None) };
-}
-
-/// A test's ports; they stay taken for the rest of the run (a port can linger in
-/// TIME_WAIT after its test).
-pub(crate) struct Ports;
-
-impl Ports {
-    /// `blocks` consecutive blocks of 100 ports for this test.
-    pub(crate) fn take(blocks: usize) -> Self {
-        Self::claim(
-            |i, taken| (i..i + blocks).all(|b| b < BLOCKS && !taken[b]),
-            blocks,
-            0,
-        )
-    }
-
-    /// One block, and the block 1000 ports above it: Windows-sync tests, whose token
-    /// ports are the data ports plus 1000.
-    pub(crate) fn with_tokens() -> Self {
-        let tokens = usize::from(1000 / BLOCK);
-        Self::claim(
-            |i, taken| i + tokens < BLOCKS && !taken[i] && !taken[i + tokens],
-            1,
-            tokens,
-        )
-    }
-
-    fn claim(fits: impl Fn(usize, &[bool; BLOCKS]) -> bool, blocks: usize, also: usize) -> Self {
-        let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
-        let (mut locked, mut in_use) = (0, 0);
-        for i in 0..BLOCKS {
-            if !fits(i, &taken) {
-                continue;
-            }
-            let mut all: Vec<usize> = (i..i + blocks).collect();
-            if also > 0 {
-                all.push(i + also);
-            }
-            for &b in &all {
-                taken[b] = true;
-            }
-            // A block some other process holds a port of, or that another test run on
-            // this machine has claimed, is skipped (and stays taken).
-            let claimed = all.iter().all(|&b| claim_across_processes(b));
-            if claimed && all.iter().all(|&b| block_is_free(b)) {
-                BASE.with(|c| c.set(Some(FIRST_PORT + i as u16 * BLOCK)));
-                return Self;
-            }
-            *if claimed { &mut in_use } else { &mut locked } += 1;
-        }
-        panic!(
-            "no free block of test ports left: {locked} held by other test runs (lock files \
-             in {}), {in_use} with a port in use, the rest taken by this run",
-            lock_dir().display()
-        );
-    }
-}
-
-/// Claims block `b` for this process's lifetime with a lock file, so that two test runs
-/// on one machine, by any users one after the other or at once, never share a block.
-fn claim_across_processes(b: usize) -> bool {
-    static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
-    let dir = lock_dir();
-    let path = dir.join(format!("{}.lock", FIRST_PORT + b as u16 * BLOCK));
-    let Some(file) = lock_file(&path) else {
-        return false;
-    };
-    if file.try_lock().is_err() {
-        return false;
-    }
-    HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
-    true
-}
-
-/// The lock directory every user shares: `$TMPDIR/ntttcp-test-ports`, world-writable
-/// with the sticky bit (as /tmp). One that an older run made private to its user is
-/// passed over for this user's own; where neither can be had the claim says why.
-fn lock_dir() -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let shared = std::env::temp_dir().join("ntttcp-test-ports");
-        let _ = std::fs::create_dir(&shared);
-        // Made (now, or by an older run of this user's) private: opened to every user.
-        use std::os::unix::fs::MetadataExt;
-        if std::fs::metadata(&shared).is_ok_and(|m| m.uid() == uid()) {
-            let _ = std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777));
-        }
-        if writable(&shared) {
-            return shared;
-        }
-        let own = std::env::temp_dir().join(format!("ntttcp-test-ports-{}", uid()));
-        let _ = std::fs::create_dir_all(&own);
-        assert!(
-            writable(&own),
-            "cannot claim test ports: neither {} nor {} is a directory this user (uid {}) \
-             may write; remove them or point TMPDIR elsewhere",
-            shared.display(),
-            own.display(),
-            uid()
-        );
-        own
-    })
-    .clone()
-}
-
-/// Whether this user can create files in `dir` (tried, not guessed from mode bits).
-fn writable(dir: &std::path::Path) -> bool {
-    let probe = dir.join(format!(".probe-{}", std::process::id()));
-    let ok = std::fs::File::create(&probe).is_ok();
-    let _ = std::fs::remove_file(&probe);
-    ok
-}
-
-/// The lock file at `path`, opened for reading (a lock needs no more), made readable by
-/// every user when this process creates it.
-fn lock_file(path: &std::path::Path) -> Option<std::fs::File> {
-    use std::os::unix::fs::PermissionsExt;
-    if let Ok(f) = std::fs::File::open(path) {
-        return Some(f);
-    }
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .ok()?;
-    let _ = f.set_permissions(std::fs::Permissions::from_mode(0o666));
-    Some(f)
-}
-
-/// This process's user id (from /proc/self/status).
-pub(crate) fn uid() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|u| u.parse().ok()))
-        .unwrap_or(u32::MAX)
-}
-
-fn block_is_free(b: usize) -> bool {
-    let first = FIRST_PORT + b as u16 * BLOCK;
-    (first..first + BLOCK).all(|p| {
-        std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()
-            && std::net::UdpSocket::bind(("127.0.0.1", p)).is_ok()
-    })
-}
-
-/// Port `k` of this test's block.
-pub(crate) fn port(k: u16) -> u16 {
-    let base = BASE.with(std::cell::Cell::get);
-    base.expect("the test takes its ports (Ports::take) before naming one") + k
-}
-
-/// `s` with every `@K` replaced by port K of this test's block.
-pub(crate) fn ports_in(s: &str) -> String {
-    let re = regex::Regex::new(r"@(\d+)").expect("pattern");
-    re.replace_all(s, |c: &regex::Captures<'_>| {
-        port(c[1].parse().expect("a port offset")).to_string()
-    })
-    .into_owned()
+    ports::uid() == 0
 }
 
 /// The JSON document a process printed on stdout.
