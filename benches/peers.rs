@@ -151,6 +151,7 @@ pub(crate) fn probes(placement: &'static str) -> Vec<Probe> {
 fn installed(cmd: &str, arg: &str) -> bool {
     Command::new(cmd)
         .arg(arg)
+        .current_dir(std::env::temp_dir())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()

@@ -134,11 +134,16 @@ mod tests {
         let p = Pacer::bits(80e6);
         assert_eq!(p.chunk(128 * 1024), 50_000);
         let t = Instant::now();
+        let mut last_late = Duration::ZERO;
         for _ in 0..200 {
-            std::thread::sleep(p.after(10_000));
+            let (wait, slept) = (p.after(10_000), Instant::now());
+            std::thread::sleep(wait);
+            last_late = slept.elapsed().saturating_sub(wait);
         }
-        let took = t.elapsed().as_secs_f64();
-        assert!((0.19..0.23).contains(&took), "{took}");
+        // Without drift every late wake-up is made up by the next wait but the last, so
+        // a starved machine adds only how late that last one woke.
+        let took = t.elapsed().as_secs_f64() - last_late.as_secs_f64();
+        assert!((0.19..0.23).contains(&took), "{took} besides {last_late:?}");
     }
 
     #[test]

@@ -248,3 +248,32 @@ fn every_refused_value_names_its_flag_as_typed() {
         );
     }
 }
+
+/// A line that is Windows NTttcp's only by a Windows-only spelling, where that changed a
+/// default nobody set, says so once, first on stderr, naming the spelling and the way
+/// back; a line that sets the size says nothing of it.
+#[test]
+fn a_windows_spelling_that_changed_a_default_says_so_once() {
+    let _ports = Ports::take(1);
+    let line = ports_in("-s -m 1,*,127.0.0.1 -ns -p @1 -t 1 -to 300");
+    let o = run(&line, LIMIT);
+    assert_eq!(o.code(), Some(1), "nobody listens: {o:?}");
+    let first = o.stderr.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        "ntttcp: '-ns' made this a Windows NTttcp line: NTttcp's 64 KiB send buffer instead \
+         of ntttcp-for-linux's 128 KiB; --dialect linux reads it as ntttcp-for-linux's"
+    );
+    assert_eq!(
+        o.stderr.matches("made this a Windows").count(),
+        1,
+        "{}",
+        o.stderr
+    );
+    let sized = run(&format!("{line} -l 64K"), LIMIT);
+    assert!(
+        !sized.stderr.contains("made this a Windows"),
+        "{}",
+        sized.stderr
+    );
+}

@@ -4,14 +4,18 @@
 
 mod util;
 
+mod agreement;
 mod bidir;
 mod cli;
 mod conformance;
 mod connect_rate;
 mod control;
+mod daemon;
 mod descriptors;
+mod extensions;
 mod faults;
 mod files;
+mod floods;
 mod install;
 mod loopback;
 mod netns;
@@ -21,5 +25,8 @@ mod ports;
 mod reverse;
 mod rr;
 mod sockets;
+mod streams;
+mod two_hosts;
 mod udp;
+mod windows_sync;
 mod writes;

@@ -8,7 +8,10 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::util::{Ports, Scratch, is_root, may_skip, port, run, spawn, wait_listening};
+use crate::util::{
+    Ports, Scratch, is_root, may_skip, parse_tables, port, ports_in, run, spawn, spawn_after,
+    wait_listening,
+};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -149,4 +152,110 @@ fn a_file_system_that_fills_during_the_test_leaves_no_result_file() {
         let text = std::fs::read_to_string(&log).unwrap();
         assert!(text.contains("Packets Sent"), "a whole log: {text}");
     }
+}
+
+/// Every output path is checked before any socket: a bad one is exit 2 naming the flag
+/// and the path, and no connection is tried (no receiver runs here: a connection attempt
+/// would say "failed to connect").
+#[test]
+fn unwritable_output_paths_are_usage_errors_before_the_test() {
+    let _ports = Ports::take(1);
+    for (flag, path) in [
+        ("-x", "/nonexistent/dir/f.xml"),
+        ("-j", "/proc/version"),
+        ("--xml-windows", "/nonexistent/w.xml"),
+        ("--plot", "/nonexistent/p.svg"),
+        ("-O", "/nonexistent/x.log"),
+        ("-j", "/tmp"),
+    ] {
+        let o = run(
+            &ports_in(&format!("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 1 {flag} {path}")),
+            Duration::from_secs(20),
+        );
+        assert_eq!(o.code(), Some(2), "{flag} {path}: {o:?}");
+        assert!(
+            o.stderr.contains(&format!("the {flag} file {path}")),
+            "{flag} {path}: {}",
+            o.stderr
+        );
+        assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+        assert!(o.stdout.is_empty(), "nothing ran: {}", o.stdout);
+    }
+}
+
+/// A file that opens but cannot be written (/dev/full) fails the run with exit 1 after
+/// the test, naming the file; the other outputs are still written.
+#[test]
+fn a_write_that_fails_after_the_test_is_exit_1_and_the_rest_is_written() {
+    let _ports = Ports::take(1);
+    let dir = crate::util::Scratch::new("full");
+    for (i, flag) in ["-j", "--xml-windows", "-O"].iter().enumerate() {
+        let ok = dir.file(&format!("ok{i}.xml"));
+        let o = run(
+            &format!(
+                "--loopback -P 1 -p {} -t 1 {flag} /dev/full -x {}",
+                port(1) + 10 * i as u16,
+                ok.display()
+            ),
+            Duration::from_secs(30),
+        );
+        assert_eq!(o.code(), Some(1), "{flag}: {o:?}");
+        assert!(
+            o.stderr
+                .contains(&format!("cannot write the {flag} file /dev/full")),
+            "{flag}: {}",
+            o.stderr
+        );
+        assert!(
+            dir.read(&format!("ok{i}.xml")).contains("<throughput"),
+            "{flag}"
+        );
+        assert_eq!(parse_tables(&o.stdout).len(), 2, "{flag}: results printed");
+    }
+}
+
+/// stdout on a full device is a failure; a closed stdout or a reader that left early
+/// (`| head -1`) is not.
+#[test]
+fn stdout_failures_count_but_a_closed_pipe_is_quiet() {
+    let _ports = Ports::take(1);
+    let full = spawn_after("ntttcp", "exec >/dev/full", "--loopback -P 1 -p @1 -t 1")
+        .wait(Duration::from_secs(30));
+    assert_eq!(full.code(), Some(1), "{full:?}");
+    assert!(
+        full.stderr.contains("cannot write standard output"),
+        "{}",
+        full.stderr
+    );
+    let closed = spawn_after("ntttcp", "exec >&-", "--loopback -P 1 -p @11 -t 1")
+        .wait(Duration::from_secs(30));
+    assert_eq!(closed.code(), Some(0), "{closed:?}");
+    assert!(!closed.stderr.contains("cannot write"), "{}", closed.stderr);
+    // A reader that reads one line and leaves, as `| head -1` does.
+    let mut child = std::process::Command::new(crate::util::bin())
+        .args(ports_in("--loopback -P 1 -p @21 -t 1").split(' '))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut out, &mut first).unwrap();
+    drop(out);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("ntttcp | head -1 did not end");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(first.starts_with("ntttcp"), "{first}");
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(!err.contains("cannot write"), "{err}");
 }

@@ -70,10 +70,18 @@ fn plans_within_a_negotiated_cycle() {
 fn phases_run_to_their_timers() {
     let (w, took) = run_script(plan(50, Some(200), Some(400)), vec![]);
     assert_eq!(w.ended, End::Completed);
-    assert!((0.19..0.35).contains(&w.seconds), "{}", w.seconds);
     assert!(
         took >= Duration::from_millis(400),
         "cool-down waited: {took:?}"
+    );
+    // Never short; long by at most what this runtime's own timers ran late over the
+    // whole cycle (a starved machine delays both alike), and 150 ms of edges besides.
+    let late = took.as_secs_f64() - 0.4;
+    assert!(w.seconds >= 0.19, "{}", w.seconds);
+    assert!(
+        w.seconds <= 0.35 + late,
+        "{} with timers {late:.3} s late",
+        w.seconds
     );
 }
 
