@@ -160,26 +160,29 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
     Ok(Parsed::Run(Box::new(config), Box::new(presentation)))
 }
 
-/// A value like `-inf` or `-1` after a flag whose value is optional (`--rr`, `-j`, `-f`)
-/// reads to clap as a flag nobody typed (`'-i'`): name the flag as typed and its value.
-fn stray_value(args: &[OsString]) -> Option<String> {
-    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
-    let takes_value = |flag: &str| {
-        command().get_arguments().any(|a| {
-            let named = match flag.strip_prefix("--") {
-                Some(long) => a
-                    .get_long_and_visible_aliases()
-                    .unwrap_or_default()
-                    .contains(&long),
-                None => flag.len() == 2 && a.get_short() == flag.chars().nth(1),
-            };
-            named
-                && matches!(
-                    a.get_action(),
-                    clap::ArgAction::Set | clap::ArgAction::Append
-                )
+/// The argument a word names as a flag (`-P`, `--ports`), if any.
+fn flag_named(word: &str) -> Option<clap::Arg> {
+    command()
+        .get_arguments()
+        .cloned()
+        .find(|a| match word.strip_prefix("--") {
+            Some(long) => a
+                .get_long_and_visible_aliases()
+                .unwrap_or_default()
+                .contains(&long),
+            None => {
+                word.len() == 2 && word.starts_with('-') && a.get_short() == word.chars().nth(1)
+            }
         })
-    };
+}
+
+/// What clap reads as a flag nobody typed, or a word nobody meant as one, said as the
+/// user typed it: a value like `-inf` or `-1` after a flag whose value is optional
+/// (`--rr`, `-j`, `-f`; clap saw `'-i'`), or a flag where a value was due (`-P -t 5`:
+/// `-P` took `-t`, and clap saw `'5'`).
+fn stray_value(args: &[OsString]) -> Option<String> {
+    use clap::ArgAction::{Append, Set};
+    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
     let numeric = |t: &str| {
         t.strip_prefix('-').is_some_and(|rest| {
             let l = rest.to_ascii_lowercase();
@@ -187,13 +190,15 @@ fn stray_value(args: &[OsString]) -> Option<String> {
         })
     };
     words.windows(2).find_map(|w| {
-        (takes_value(w[0]) && numeric(w[1])).then(|| {
-            format!(
-                "invalid value '{}' for '{}': a negative or infinite number is not a value \
-                 it takes",
-                w[1], w[0]
-            )
-        })
+        let arg = flag_named(w[0]).filter(|a| matches!(a.get_action(), Set | Append))?;
+        let why = if numeric(w[1]) {
+            "a negative or infinite number is not a value it takes".to_string()
+        } else if flag_named(w[1]).is_some() && arg.get_num_args().is_none() {
+            format!("that is a flag: give '{}' its value first", w[0])
+        } else {
+            return None;
+        };
+        Some(format!("invalid value '{}' for '{}': {why}", w[1], w[0]))
     })
 }
 
