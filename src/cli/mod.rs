@@ -164,7 +164,6 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
 fn flag_named(word: &str) -> Option<clap::Arg> {
     command()
         .get_arguments()
-        .cloned()
         .find(|a| match word.strip_prefix("--") {
             Some(long) => a
                 .get_long_and_visible_aliases()
@@ -174,6 +173,7 @@ fn flag_named(word: &str) -> Option<clap::Arg> {
                 word.len() == 2 && word.starts_with('-') && a.get_short() == word.chars().nth(1)
             }
         })
+        .cloned()
 }
 
 /// What clap reads as a flag nobody typed, or a word nobody meant as one, said as the
