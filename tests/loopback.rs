@@ -101,7 +101,12 @@ fn sender_killed_mid_test_receiver_reports_time_measured() {
         ro.code()
     );
     assert_eq!(ro.code(), Some(1), "{ro:?}");
-    assert!(ro.elapsed < Duration::from_secs(2), "{:?}", ro.elapsed);
+    assert!(
+        ro.within(Duration::from_secs(2)),
+        "{:?} (waiter late {:?})",
+        ro.elapsed,
+        ro.late
+    );
     assert!(ro.stderr.contains("test ended early"), "{}", ro.stderr);
     let t = one_table(&ro.stdout);
     assert!(t.realtime > 1.0 && t.realtime < 5.0, "{t:?}");
@@ -122,7 +127,7 @@ fn receiver_killed_mid_test_sender_notices_within_2s() {
         so.code()
     );
     assert_eq!(so.code(), Some(1), "{so:?}");
-    assert!(so.elapsed < Duration::from_secs(2), "took {:?}", so.elapsed);
+    assert!(so.within(Duration::from_secs(2)), "took {:?}", so.elapsed);
     // The sync channel and the data connection die together; either may be seen first.
     assert!(
         so.stderr.contains("test ended early: receiver")
@@ -203,7 +208,12 @@ fn sender_expecting_more_ports_fails_within_the_connect_deadline() {
         o.code()
     );
     assert_eq!(o.code(), Some(1), "{o:?}");
-    assert!(o.elapsed < Duration::from_secs(5), "{:?}", o.elapsed);
+    assert!(
+        o.within(Duration::from_secs(5)),
+        "{:?} (waiter late {:?})",
+        o.elapsed,
+        o.late
+    );
     assert!(
         o.stderr.contains("only 1 of 2 data connections"),
         "{}",
@@ -221,7 +231,7 @@ fn sender_ends_on_time_when_the_receiver_stops_reading() {
     let so = s.wait(Duration::from_secs(10));
     r.signal(18);
     assert!(
-        so.elapsed < Duration::from_millis(5500),
+        so.within(Duration::from_millis(5500)),
         "took {:?}",
         so.elapsed
     );
@@ -240,7 +250,7 @@ fn receiver_ends_on_time_when_the_sender_stops_sending() {
     s.signal(18);
     assert_eq!(ro.code(), Some(0), "{ro:?}");
     assert!(
-        ro.elapsed < Duration::from_millis(5500),
+        ro.within(Duration::from_millis(5500)),
         "took {:?}",
         ro.elapsed
     );

@@ -60,11 +60,23 @@ pub(crate) struct Output {
     pub(crate) stdout: String,
     pub(crate) stderr: String,
     pub(crate) elapsed: Duration,
+    /// How much later than asked this waiter's polls woke, in all: what the machine
+    /// withheld from the test while it waited (nothing on a machine with time to spare).
+    pub(crate) late: Duration,
 }
+
+/// How often `Proc::wait` looks whether the process has exited.
+const POLL: Duration = Duration::from_millis(20);
 
 impl Output {
     pub(crate) fn code(&self) -> Option<i32> {
         self.status.code()
+    }
+
+    /// Whether the process exited within `promise`, its own bound, beside what the
+    /// machine withheld from the waiter meanwhile (a starved machine delays both alike).
+    pub(crate) fn within(&self, promise: Duration) -> bool {
+        self.elapsed < promise + self.late
     }
 }
 
@@ -248,6 +260,7 @@ impl Proc {
     pub(crate) fn wait(mut self, limit: Duration) -> Output {
         let start = Instant::now();
         let mut child = self.child.take().expect("running");
+        let mut late = Duration::ZERO;
         let status = loop {
             if let Some(s) = child.try_wait().expect("try_wait") {
                 break s;
@@ -262,7 +275,9 @@ impl Proc {
                     out.unwrap_or_default()
                 );
             }
-            std::thread::sleep(Duration::from_millis(20));
+            let slept = Instant::now();
+            std::thread::sleep(POLL);
+            late += slept.elapsed().saturating_sub(POLL);
         };
         let elapsed = start.elapsed();
         let stdout = self.stdout.take().map(|h| h.join().unwrap_or_default());
@@ -272,6 +287,7 @@ impl Proc {
             stdout: stdout.unwrap_or_default(),
             stderr: stderr.unwrap_or_default(),
             elapsed,
+            late,
         }
     }
 }
