@@ -42,6 +42,38 @@ impl Ports {
         )
     }
 
+    /// A block set aside for another process of another user (`tests/ports.rs`): taken
+    /// here, so no test of this run uses it, with its lock file made by this user but not
+    /// held. Its index, for `take_block` over there.
+    pub(crate) fn set_aside() -> usize {
+        let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
+        for b in 0..BLOCKS {
+            if taken[b] || !block_is_free(b) {
+                continue;
+            }
+            // Free across processes too: locked for a moment, then let go.
+            if lock_file(&lock_path(b)).is_some_and(|f| f.try_lock().is_ok()) {
+                taken[b] = true;
+                return b;
+            }
+        }
+        panic!("no block to set aside: {}", lock_dir().display());
+    }
+
+    /// Block `b` (set aside by another process) for this test, claimed as `take` would.
+    pub(crate) fn take_block(b: usize) -> Self {
+        assert!(
+            claim_across_processes(b),
+            "cannot claim block {b} in {} as uid {}",
+            lock_dir().display(),
+            uid()
+        );
+        assert!(block_is_free(b), "block {b} has a port in use");
+        TAKEN.lock().unwrap_or_else(|p| p.into_inner())[b] = true;
+        BASE.with(|c| c.set(Some(FIRST_PORT + b as u16 * BLOCK)));
+        Self
+    }
+
     fn claim(fits: impl Fn(usize, &[bool; BLOCKS]) -> bool, blocks: usize, also: usize) -> Self {
         let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
         let (mut locked, mut in_use) = (0, 0);
@@ -77,9 +109,7 @@ impl Ports {
 /// on one machine, by any users one after the other or at once, never share a block.
 fn claim_across_processes(b: usize) -> bool {
     static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
-    let dir = lock_dir();
-    let path = dir.join(format!("{}.lock", FIRST_PORT + b as u16 * BLOCK));
-    let Some(file) = lock_file(&path) else {
+    let Some(file) = lock_file(&lock_path(b)) else {
         return false;
     };
     if file.try_lock().is_err() {
@@ -87,6 +117,11 @@ fn claim_across_processes(b: usize) -> bool {
     }
     HELD.lock().unwrap_or_else(|p| p.into_inner()).push(file);
     true
+}
+
+/// Block `b`'s lock file.
+fn lock_path(b: usize) -> std::path::PathBuf {
+    lock_dir().join(format!("{}.lock", FIRST_PORT + b as u16 * BLOCK))
 }
 
 /// The lock directory every user shares: `$TMPDIR/ntttcp-test-ports`, world-writable
