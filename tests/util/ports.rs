@@ -76,7 +76,6 @@ impl Ports {
 
     fn claim(fits: impl Fn(usize, &[bool; BLOCKS]) -> bool, blocks: usize, also: usize) -> Self {
         let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
-        let (mut locked, mut in_use) = (0, 0);
         for i in 0..BLOCKS {
             if !fits(i, &taken) {
                 continue;
@@ -90,16 +89,18 @@ impl Ports {
             }
             // A block some other process holds a port of, or that another test run on
             // this machine has claimed, is skipped (and stays taken).
-            let claimed = all.iter().all(|&b| claim_across_processes(b));
-            if claimed && all.iter().all(|&b| block_is_free(b)) {
+            if all
+                .iter()
+                .all(|&b| claim_across_processes(b) && block_is_free(b))
+            {
                 BASE.with(|c| c.set(Some(FIRST_PORT + i as u16 * BLOCK)));
                 return Self;
             }
-            *if claimed { &mut in_use } else { &mut locked } += 1;
         }
         panic!(
-            "no free block of test ports left: {locked} held by other test runs (lock files \
-             in {}), {in_use} with a port in use, the rest taken by this run",
+            "no free block of test ports left: all {BLOCKS} are taken by this run's tests, \
+             held by another test run on this machine (lock files in {}) or have a port in \
+             use; one run at a time fits",
             lock_dir().display()
         );
     }
