@@ -93,12 +93,14 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
         Ok(m) => m,
         Err(e) => {
             use clap::error::ErrorKind;
+            if e.kind() == ErrorKind::UnknownArgument
+                && let Some(line) = stray_value(args)
+            {
+                return Err(UsageError(line));
+            }
             return match e.kind() {
                 ErrorKind::DisplayHelp => Ok(Parsed::Help(e.render().to_string())),
                 ErrorKind::DisplayVersion => Ok(Parsed::Version),
-                ErrorKind::UnknownArgument if stray_value(args).is_some() => {
-                    Err(UsageError(stray_value(args).unwrap_or_default()))
-                }
                 _ => {
                     let line = as_typed(&one_line(&e.render().to_string()), &normalized);
                     let hint = (normalized.dialect == Dialect::Linux)
