@@ -42,6 +42,17 @@ impl Pending {
         })
     }
 
+    /// Replaces `target` at once and writes into it as bytes come (a log that lives as
+    /// long as a serving receiver, which a reader follows): nothing beside it to commit.
+    pub(crate) fn in_place(target: &Path) -> std::io::Result<Self> {
+        let file = File::create(target)?;
+        Ok(Self {
+            tmp: None,
+            target: target.to_path_buf(),
+            file: Some(file),
+        })
+    }
+
     pub(crate) fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         match &mut self.file {
             Some(f) => f.write_all(bytes),
@@ -155,6 +166,23 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names, ["r.xml"], "no hidden file left beside it");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_log_in_place_is_there_as_it_is_written() {
+        let d = scratch("in-place");
+        let t = d.join("r.log");
+        std::fs::write(&t, "an old log").unwrap();
+        let mut p = Pending::in_place(&t).unwrap();
+        p.write_all(b"first line\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "first line\n");
+        p.commit().unwrap();
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            1,
+            "nothing beside it"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 

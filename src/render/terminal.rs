@@ -54,13 +54,19 @@ pub(crate) struct Terminal {
 }
 
 impl Terminal {
-    /// Opens the `-O` log (which replaces an old one at the end, as ntttcp-for-linux's
-    /// does, and only when written whole).
+    /// Opens the `-O` log, which replaces an old one (as ntttcp-for-linux's does): at the
+    /// end, and only when written whole; at once, written as it comes, for a receiver that
+    /// serves test after test (`-H`, `-D`), whose log is followed while it runs.
     pub(crate) fn new(cfg: &Config, look: Presentation) -> std::io::Result<Self> {
         let live = live(&look);
         let (role, verbose) = (cfg.role, cfg.show.verbose);
+        let serving = cfg.roles.hold || cfg.background.daemon;
+        let open = |p: &std::path::Path| match serving {
+            true => Pending::in_place(p),
+            false => Pending::create(p),
+        };
         let log = match &look.log {
-            Some(f) => Some(Mutex::new(Pending::create(&f.path).map_err(|e| {
+            Some(f) => Some(Mutex::new(open(&f.path).map_err(|e| {
                 std::io::Error::new(
                     e.kind(),
                     format!("cannot write the {} file {}: {e}", f.flag, f.path.display()),
