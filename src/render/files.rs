@@ -12,8 +12,8 @@ use crate::timeline::IntervalSample;
 
 /// Proves, before the test, that every output file can be written: an existing file is
 /// opened for writing (not truncated), and a hidden file beside it takes a byte and is
-/// removed again (a full file system or a directory without write access fails here). The error
-/// names the flag as typed and the path.
+/// removed again (a full file system or a directory without write access fails here).
+/// The error names the flag as typed and the path.
 pub(crate) fn check_outputs(look: &Presentation) -> Result<(), String> {
     let files = [
         &look.xml,

@@ -309,11 +309,17 @@ pub(crate) fn run(args: &str, limit: Duration) -> Output {
 /// Each line is a usage error: exit 2 and one line on stderr that contains its needle.
 pub(crate) fn assert_usage_errors(cases: &[(&str, &str)]) {
     for (line, needle) in cases {
-        let o = run(line, Duration::from_secs(30));
-        assert_eq!(o.code(), Some(2), "{line}: {o:?}");
-        assert!(o.stderr.contains(needle), "{line}: {}", o.stderr);
-        assert_eq!(o.stderr.trim().lines().count(), 1, "{line}: {}", o.stderr);
+        let said = usage_error(line);
+        assert!(said.contains(needle), "{line}: {said}");
     }
+}
+
+/// `ntttcp LINE` is a usage error: exit 2 and one line on stderr, which is returned.
+pub(crate) fn usage_error(line: &str) -> String {
+    let o = run(line, Duration::from_secs(30));
+    assert_eq!(o.code(), Some(2), "{line}: {o:?}");
+    assert_eq!(o.stderr.trim().lines().count(), 1, "{line}: {}", o.stderr);
+    o.stderr.trim().to_string()
 }
 
 /// A scratch directory removed again on drop.
