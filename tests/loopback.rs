@@ -4,7 +4,9 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
-use crate::util::{Ports, Tables, assert_close, parse_tables, ports_in, run, spawn};
+use crate::util::{
+    Ports, Tables, assert_close, parse_tables, port, ports_in, run, socket_flags_towards, spawn,
+};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -63,6 +65,26 @@ fn sync_mode_ports_threads_connections() {
         "-s127.0.0.1 -P 2 -n 2 -l 2 -p @1 -W 1 -t 2 --io blocking",
         2.0,
     );
+}
+
+/// A sender's data connection is non-blocking by default, its sole one too (writes wait
+/// in poll(), docs/benchmarks.md), and blocking with `--io blocking`.
+#[test]
+fn a_sole_connection_writes_non_blocking_unless_io_blocking_says_so() {
+    let _ports = Ports::take(1);
+    for io in ["", "--io blocking"] {
+        let r = spawn("receiver", &ports_in("-r -m 1,*,127.0.0.1 -p @1 -t 3"));
+        let s = spawn(
+            "sender",
+            &ports_in(&format!("-s -m 1,*,127.0.0.1 -p @1 -t 3 {io}")),
+        );
+        let flags = socket_flags_towards(s.pid(), port(1), LIMIT);
+        let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+        assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+        let flags = flags.unwrap_or_else(|| panic!("{io}: no data connection seen"));
+        let non_blocking = flags & libc::O_NONBLOCK as u32 != 0;
+        assert_eq!(non_blocking, io.is_empty(), "{io}: flags {flags:o}");
+    }
 }
 
 #[test]

@@ -467,8 +467,8 @@ pub(crate) struct Cli {
     #[command(flatten)]
     pub floors: super::floors::Floors,
 
-    /// Data path of sender workers: auto (blocking for one connection per thread), blocking
-    /// or async.
+    /// Data path of sender workers: auto (non-blocking writes and poll()), blocking or
+    /// async.
     #[arg(
         long = "io",
         value_name = "MODE",

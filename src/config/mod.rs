@@ -38,8 +38,8 @@ pub(crate) enum Dialect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum IoMode {
-    /// Blocking writes when a worker owns one connection; otherwise non-blocking writes
-    /// round-robin with poll() (no descriptor beyond the connections themselves).
+    /// Non-blocking writes round-robin over the worker's connections (one or several),
+    /// poll() when every one is full (no descriptor beyond the connections themselves).
     Auto,
     /// Always blocking writes, round-robin over the worker's connections.
     Blocking,

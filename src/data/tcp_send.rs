@@ -49,7 +49,7 @@ pub(crate) fn send_worker(
         let payload = plan.payload.clone();
         send_async(socks, payload, plan.target, &me, &stop, pacers)
     } else {
-        let polled = plan.io == IoMode::Auto && socks.len() > 1;
+        let polled = plan.io == IoMode::Auto;
         let r = send_round_robin(&socks, polled, payload, &me.counters, &stop, pacers);
         (socks, r)
     };
@@ -252,10 +252,13 @@ impl Buffer {
     }
 }
 
-/// Writes every socket in turn until "stop". Blocking sockets (one connection, or
-/// `--io blocking`) wait in write() up to their send timeout; with `polled` the sockets
-/// are non-blocking and the worker waits in poll() only when every one is full, so a
-/// stalled connection never holds up the others.
+/// Writes every socket in turn until "stop". Blocking sockets (`--io blocking`) wait in
+/// write() up to their send timeout; with `polled` (the default, one connection or
+/// several) the sockets are non-blocking and the worker waits in poll() only when every
+/// one is full, so a stalled connection never holds up the others. A sole connection
+/// gains too: x1.10 over one veth stream and x1.01 on loopback against blocking writes
+/// on an AMD VM (docs/benchmarks.md), where a write that waits for room inside the
+/// kernel holds the socket through each wake-up.
 fn send_round_robin(
     socks: &[TcpStream],
     polled: bool,

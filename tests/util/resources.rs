@@ -60,3 +60,48 @@ pub(crate) fn raise_own_nofile(n: u64) {
         "prlimit --nofile={n}: (the hard limit may be lower)"
     );
 }
+
+/// The open-file flags (octal in /proc/PID/fdinfo) of process `pid`'s established TCP
+/// connection towards `remote_port` on 127.0.0.1, once it has one (None after `limit`):
+/// /proc/net/tcp gives the connection's inode, /proc/PID/fd the descriptor holding it.
+pub(crate) fn socket_flags_towards(pid: u32, remote_port: u16, limit: Duration) -> Option<u32> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if let Some(flags) = established_inodes(remote_port)
+            .into_iter()
+            .find_map(|inode| fd_flags(pid, &format!("socket:[{inode}]")))
+        {
+            return Some(flags);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// Inodes of this host's established IPv4 connections towards `remote_port`.
+fn established_inodes(remote_port: u16) -> Vec<String> {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let rem = format!(":{remote_port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 9 && f[2].ends_with(&rem) && f[3] == "01").then(|| f[9].to_string())
+        })
+        .collect()
+}
+
+/// The flags of `pid`'s descriptor whose link reads `target`.
+fn fd_flags(pid: u32, target: &str) -> Option<u32> {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    let fd = fds
+        .flatten()
+        .find(|e| std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy() == target))?;
+    let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", fd.file_name().display()));
+    let line = info
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:").map(str::to_owned))?;
+    u32::from_str_radix(line.trim(), 8).ok()
+}
