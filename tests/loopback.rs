@@ -78,12 +78,25 @@ fn a_sole_connection_writes_non_blocking_unless_io_blocking_says_so() {
             "sender",
             &ports_in(&format!("-s -m 1,*,127.0.0.1 -p @1 -t 3 {io}")),
         );
-        let flags = socket_flags_towards(s.pid(), port(1), LIMIT);
+        // The flags over the connection's life (the writer sets them once the test
+        // starts): until non-blocking shows, or the connection is gone.
+        let non_blocking = libc::O_NONBLOCK as u32;
+        let mut seen: Option<u32> = None;
+        let wait = |seen: Option<u32>| seen.map_or(LIMIT, |_| Duration::from_secs(1));
+        while let Some(f) = socket_flags_towards(s.pid(), port(1), wait(seen)) {
+            seen = Some(seen.unwrap_or(0) | f);
+            if f & non_blocking != 0 {
+                break;
+            }
+        }
         let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
         assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
-        let flags = flags.unwrap_or_else(|| panic!("{io}: no data connection seen"));
-        let non_blocking = flags & libc::O_NONBLOCK as u32 != 0;
-        assert_eq!(non_blocking, io.is_empty(), "{io}: flags {flags:o}");
+        let flags = seen.unwrap_or_else(|| panic!("{io}: no data connection seen"));
+        assert_eq!(
+            flags & non_blocking != 0,
+            io.is_empty(),
+            "{io}: flags {flags:o}"
+        );
     }
 }
 
