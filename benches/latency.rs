@@ -3,7 +3,8 @@
 //! ping-pong, and ntttcp `--connect-rate` at one slot against netperf TCP_CRR and neper
 //! tcp_crr, then at its default 64 slots; interleaved, repeated, medians printed with
 //! ntttcp / peer ratios. Run: `cargo bench --bench latency -- [--seconds 5] [--reps 3]
-//! [--placement auto]`.
+//! [--placement auto] [--baseline PATH]`; `--baseline` runs another build's `--rr` beside
+//! ours (its ratio printed like a peer's, with no goal).
 //!
 //! Peers are found on PATH (`netperf`/`netserver`, `tcp_rr`/`tcp_crr`, `sockperf`) and
 //! each is skipped with a line when missing. ntttcp runs with `--placement none` unless
@@ -27,11 +28,15 @@ fn main() {
     let opt = |name: &str, default: &str| args::opt(&args, name, default);
     let secs: u32 = opt("--seconds", "5").parse().expect("--seconds N");
     let reps: usize = opt("--reps", "3").parse().expect("--reps N");
-    let placement: &'static str = Box::leak(opt("--placement", "none").into_boxed_str());
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let placement = leak(opt("--placement", "none"));
+    let baseline = Some(opt("--baseline", ""))
+        .filter(|b| !b.is_empty())
+        .map(leak);
     Card::measure().print();
     let steal = Steal::start();
     println!("latency benchmark: {secs} s runs, {reps} reps, ntttcp --placement {placement}");
-    let probes = peers::probes(placement);
+    let probes = peers::probes(placement, baseline);
     // results[probe][rep]
     let mut results: Vec<Vec<Option<Figures>>> = vec![Vec::new(); probes.len()];
     for rep in 0..reps {

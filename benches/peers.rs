@@ -93,6 +93,9 @@ impl Goal {
 pub(crate) enum Probe {
     /// ntttcp `--rr SIZE` at its default one connection, with this `--placement`.
     NtttcpRr(usize, &'static str),
+    /// The same run by another build of ntttcp (`--baseline PATH`), for a before/after
+    /// beside the peers.
+    BaselineRr(usize, &'static str, &'static str),
     NetperfRr(usize),
     NeperRr(usize),
     /// sockperf ping-pong (at least 14-byte messages), round-trip times.
@@ -111,7 +114,7 @@ pub(crate) enum Group {
 }
 
 /// Every probe whose tool is installed, ntttcp first in each group.
-pub(crate) fn probes(placement: &'static str) -> Vec<Probe> {
+pub(crate) fn probes(placement: &'static str, baseline: Option<&'static str>) -> Vec<Probe> {
     let netperf = installed("netperf", "-V") && installed("netserver", "-V");
     let neper = installed("tcp_rr", "--help") && installed("tcp_crr", "--help");
     let sockperf = installed("sockperf", "--version");
@@ -127,6 +130,7 @@ pub(crate) fn probes(placement: &'static str) -> Vec<Probe> {
     let mut v = Vec::new();
     for size in [1, 64] {
         v.push(Probe::NtttcpRr(size, placement));
+        v.extend(baseline.map(|bin| Probe::BaselineRr(size, placement, bin)));
         if netperf {
             v.push(Probe::NetperfRr(size));
         }
@@ -162,6 +166,7 @@ impl Probe {
     pub(crate) fn name(&self) -> String {
         match self {
             Self::NtttcpRr(s, p) => format!("ntttcp --rr {s} (--placement {p})"),
+            Self::BaselineRr(s, p, _) => format!("baseline --rr {s} (--placement {p})"),
             Self::NetperfRr(s) => format!("netperf TCP_RR -r {s},{s}"),
             Self::NeperRr(s) => format!("neper tcp_rr -Q {s} -R {s}"),
             Self::SockperfPp(s) => format!("sockperf ping-pong -m {}", (*s).max(14)),
@@ -173,9 +178,11 @@ impl Probe {
 
     pub(crate) fn group(&self) -> Group {
         match *self {
-            Self::NtttcpRr(s, _) | Self::NetperfRr(s) | Self::NeperRr(s) | Self::SockperfPp(s) => {
-                Group::Rr(s)
-            }
+            Self::NtttcpRr(s, _)
+            | Self::BaselineRr(s, ..)
+            | Self::NetperfRr(s)
+            | Self::NeperRr(s)
+            | Self::SockperfPp(s) => Group::Rr(s),
             Self::NtttcpCrr(n, _) => Group::Crr(n),
             Self::NetperfCrr | Self::NeperCrr => Group::Crr(1),
         }
@@ -212,11 +219,8 @@ impl Probe {
         let ntttcp = env!("CARGO_BIN_EXE_ntttcp");
         let t = secs.to_string();
         match *self {
-            Self::NtttcpRr(size, placement) => {
-                let tx = format!("--rr {size} --placement {placement}");
-                let d = ntttcp_pair(ntttcp, port, secs, &format!("--placement {placement}"), &tx)?;
-                ntttcp_figures(&d, "rr", "transactions_per_second")
-            }
+            Self::NtttcpRr(size, placement) => ntttcp_rr(ntttcp, size, placement, port, secs),
+            Self::BaselineRr(size, placement, bin) => ntttcp_rr(bin, size, placement, port, secs),
             Self::NtttcpCrr(slots, placement) => {
                 let layout = if slots == 1 { "-P 1 -n 1" } else { "" };
                 let rx = format!(
@@ -234,6 +238,19 @@ impl Probe {
             Self::SockperfPp(size) => sockperf(port, &t, size.max(14)),
         }
     }
+}
+
+/// `bin`'s request/response figures at one connection.
+fn ntttcp_rr(
+    bin: &str,
+    size: usize,
+    placement: &str,
+    port: u16,
+    secs: u32,
+) -> Result<Figures, String> {
+    let tx = format!("--rr {size} --placement {placement}");
+    let d = ntttcp_pair(bin, port, secs, &format!("--placement {placement}"), &tx)?;
+    ntttcp_figures(&d, "rr", "transactions_per_second")
 }
 
 /// An ntttcp receiver and sender on `port`; the sender's JSON document.

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Output, Ports, Scratch, assert_usage_errors, assert_valid, json, json_pair, multi_client,
-    ports_in, run, spawn, spawn_in, validator,
+    Output, Ports, Scratch, assert_usage_errors, assert_valid, json, json_pair, multi_client, port,
+    ports_in, run, socket_flags_at, spawn, spawn_in, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -67,16 +67,54 @@ fn one_connection_per_thread_blocking_round_trips() {
         n > 1000,
         "a loopback round trip takes far less than a millisecond: {n}"
     );
-    let n = rr(&s)["transactions"].as_u64().unwrap();
-    assert!(
-        n > 1000,
-        "a loopback round trip takes far less than a millisecond: {n}"
-    );
     assert_eq!(rr(&s)["size"], 64);
     // Each thread's row has its own count and percentiles.
     for t in s["reports"][0]["threads"].as_array().unwrap() {
         assert!(t["rr"]["transactions"].as_u64().unwrap() > 0, "{t}");
         assert_ordered(&t["rr"]["latency_us"]);
+    }
+}
+
+#[test]
+fn a_sole_connection_is_answered_with_blocking_calls_two_on_a_port_by_its_runtime() {
+    let _ports = Ports::take(1);
+    let blocking = |flags: &[u32]| {
+        let nb = libc::O_NONBLOCK as u32;
+        flags.iter().filter(|&&f| f & nb == 0).count()
+    };
+    for (conns, answered_blocking) in [(1, 1), (2, 0)] {
+        let r = spawn("receiver", &ports_in("-r -m 1,*,127.0.0.1 -p @1 -t 3"));
+        let s = spawn(
+            "sender",
+            &ports_in(&format!(
+                "-s -m 1,*,127.0.0.1 -p @1 -n {conns} -t 3 --rr 64"
+            )),
+        );
+        // The receiver's data sockets over their life (the answer is chosen at the first
+        // request, once the test's connections are in): until one answers blocking, or
+        // they are gone.
+        let (mut most, mut samples) = (0, 0);
+        loop {
+            let wait = if samples == 0 {
+                LIMIT
+            } else {
+                Duration::from_secs(1)
+            };
+            let flags = socket_flags_at(r.pid(), port(1), wait);
+            if flags.is_empty() {
+                break;
+            }
+            samples += 1;
+            most = most.max(blocking(&flags));
+            if most > 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+        assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
+        assert!(samples > 0, "-n {conns}: no data connection seen");
+        assert_eq!(most, answered_blocking, "-n {conns}: {samples} samples");
     }
 }
 

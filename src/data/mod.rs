@@ -5,8 +5,11 @@
 //! waits), `plan` (what a worker is given) and `worker` (what it shares with the control
 //! plane: counters, descriptors, failures); `worker` uses `udp_accounting` for the
 //! datagram counts it carries. Each worker owns its counters, written only by its own
-//! thread and sampled by the control plane at the edges of the measurement window.
+//! thread (and a second set by the thread that `answer` gives a receiver worker's sole
+//! request/response connection) and sampled by the control plane at the edges of the
+//! measurement window.
 
+mod answer;
 mod bidir;
 mod connect;
 mod header;

@@ -62,8 +62,8 @@ fn blocking(s: &TcpStream, plan: &SendPlan, me: &WorkerState, stop: &Flag) -> io
     while !stop.is_set() {
         let sent = Instant::now();
         let deadline = sent + plan.timeout;
-        if !whole(s, Io::Write(&request), stop, deadline)?
-            || !whole(s, Io::Read(&mut response), stop, deadline)?
+        if !whole(s, Io::Write(&request), stop, Some(deadline))?
+            || !whole(s, Io::Read(&mut response), stop, Some(deadline))?
         {
             return Ok(());
         }
@@ -73,14 +73,19 @@ fn blocking(s: &TcpStream, plan: &SendPlan, me: &WorkerState, stop: &Flag) -> io
 }
 
 /// A whole request to write or response to read.
-enum Io<'a> {
+pub(super) enum Io<'a> {
     Write(&'a [u8]),
     Read(&'a mut [u8]),
 }
 
 /// Moves all of `io`; false if "stop" came first. A transaction not done by `deadline`
 /// (the `--timeout` after its request went out) is an error.
-fn whole(mut s: &TcpStream, mut io: Io<'_>, stop: &Flag, deadline: Instant) -> io::Result<bool> {
+pub(super) fn whole(
+    mut s: &TcpStream,
+    mut io: Io<'_>,
+    stop: &Flag,
+    deadline: Option<Instant>,
+) -> io::Result<bool> {
     let len = match &io {
         Io::Write(b) => b.len(),
         Io::Read(b) => b.len(),
@@ -98,7 +103,7 @@ fn whole(mut s: &TcpStream, mut io: Io<'_>, stop: &Flag, deadline: Instant) -> i
                 if stop.is_set() {
                     return Ok(false);
                 }
-                if Instant::now() >= deadline {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
                     return Err(no_response());
                 }
             }

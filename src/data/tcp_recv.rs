@@ -16,6 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use crate::admission::{Admission, Admit, WorkerGate};
 use crate::stop::Flag;
 
+use super::answer;
 use super::header::{self, Header, Opening};
 use super::held::reset;
 use super::plan::{Flows, RecvPlan, filled, rcvlowat};
@@ -203,7 +204,15 @@ async fn drain(
         Ok(First::Header(Header::Echo { size })) => {
             me.rr_size.store(u64::from(size), Ordering::Relaxed);
             flows.send_modify(|n| *n += 1);
-            echo(&mut s, &me, size as usize).await;
+            // Chosen at the first request: by then the test's connections are all in.
+            let _ = s.readable().await;
+            if me.open.load(Ordering::Acquire) > 1 {
+                return echo(&mut s, &me, size as usize).await;
+            }
+            let back = answer::on_own_thread(s, &me, size as usize, fill()).await;
+            // Withdrawn before the socket closes, as when `s` drops.
+            drop(_open);
+            drop(back);
         }
         Ok(First::Header(Header::Reverse { size })) => {
             // Listed and flagged before the connection counts as flowing: a receiver
@@ -328,7 +337,8 @@ async fn bulk(
 
 /// Answers a request/response connection until it closes: each whole request of `size`
 /// bytes read (counted) is answered with `size` bytes, written only once all of the
-/// request has come, as a server answers a request it has read.
+/// request has come, as a server answers a request it has read. A worker's sole such
+/// connection is answered on a thread of its own instead (`answer`).
 async fn echo(s: &mut tokio::net::TcpStream, me: &WorkerState, size: usize) {
     let fill = fill();
     let mut pending = 0usize;

@@ -53,6 +53,9 @@ impl Counters {
 pub(crate) struct WorkerState {
     /// Bytes and calls so far.
     pub counters: Counters,
+    /// Receiver: what the thread that answers the worker's sole request/response
+    /// connection has read (`answer`); a count apart because that thread is its writer.
+    pub answered: Counters,
     /// Sender: connections established. Receiver: connections accepted.
     pub connections: AtomicUsize,
     /// Data connections currently open.
@@ -222,7 +225,7 @@ impl WorkerState {
                 live + self.retired.load(Ordering::Acquire)
             })
         };
-        let (moved, ops) = self.counters.sample();
+        let (moved, ops) = self.counted();
         // What the receiver's kernel holds unread was delivered too: the sender counts it.
         let unread = self.unread(edge);
         let queued = if self.connect_rate.load(Ordering::Acquire) {
@@ -236,8 +239,20 @@ impl WorkerState {
             written: delivered.map(|_| moved),
             ops: ops + queued,
             udp: self.udp.sample(),
-            cpu: self.cpu.load(Ordering::Relaxed).checked_sub(1),
+            cpu: self.pinned(),
         }
+    }
+
+    /// Bytes and calls so far, the worker's own and its answering thread's.
+    pub(crate) fn counted(&self) -> (u64, u64) {
+        let (bytes, calls) = self.counters.sample();
+        let (more, more_calls) = self.answered.sample();
+        (bytes + more, calls + more_calls)
+    }
+
+    /// The CPU the worker pinned itself to, if it did.
+    pub(crate) fn pinned(&self) -> Option<usize> {
+        self.cpu.load(Ordering::Relaxed).checked_sub(1)
     }
 
     /// The bytes the kernel holds unread on the connections this worker reads (at a

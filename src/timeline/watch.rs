@@ -87,7 +87,7 @@ fn total(workers: &[Arc<WorkerState>]) -> u64 {
     workers
         .iter()
         .map(|w| {
-            let (bytes, calls) = w.counters.sample();
+            let (bytes, calls) = w.counted();
             bytes.wrapping_add(calls)
         })
         .fold(0, u64::wrapping_add)

@@ -7,7 +7,9 @@ mod resources;
 
 pub(crate) use figures::{Attempt, Tables, assert_close, parse_tables, promise, starved};
 pub(crate) use ports::{Ports, port, ports_in};
-pub(crate) use resources::{FdPeak, raise_own_nofile, rss_kib, socket_flags_towards};
+pub(crate) use resources::{
+    FdPeak, raise_own_nofile, rss_kib, socket_flags_at, socket_flags_towards,
+};
 
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};

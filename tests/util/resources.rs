@@ -65,29 +65,50 @@ pub(crate) fn raise_own_nofile(n: u64) {
 /// connection towards `remote_port` on 127.0.0.1, once it has one (None after `limit`):
 /// /proc/net/tcp gives the connection's inode, /proc/PID/fd the descriptor holding it.
 pub(crate) fn socket_flags_towards(pid: u32, remote_port: u16, limit: Duration) -> Option<u32> {
+    flags_of(pid, Column::Remote, remote_port, limit)
+        .first()
+        .copied()
+}
+
+/// The same for each of `pid`'s established connections whose local port is
+/// `local_port` (a receiver's data port), once it has one (none after `limit`).
+pub(crate) fn socket_flags_at(pid: u32, local_port: u16, limit: Duration) -> Vec<u32> {
+    flags_of(pid, Column::Local, local_port, limit)
+}
+
+/// Which address of a /proc/net/tcp line a port is looked for in.
+#[derive(Clone, Copy)]
+enum Column {
+    Local = 1,
+    Remote = 2,
+}
+
+fn flags_of(pid: u32, column: Column, port: u16, limit: Duration) -> Vec<u32> {
     let start = std::time::Instant::now();
     while start.elapsed() < limit {
-        if let Some(flags) = established_inodes(remote_port)
+        let flags: Vec<u32> = established_inodes(column, port)
             .into_iter()
-            .find_map(|inode| fd_flags(pid, &format!("socket:[{inode}]")))
-        {
-            return Some(flags);
+            .filter_map(|inode| fd_flags(pid, &format!("socket:[{inode}]")))
+            .collect();
+        if !flags.is_empty() {
+            return flags;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    None
+    Vec::new()
 }
 
-/// Inodes of this host's established IPv4 connections towards `remote_port`.
-fn established_inodes(remote_port: u16) -> Vec<String> {
+/// Inodes of this host's established IPv4 connections with `port` in `column`.
+fn established_inodes(column: Column, port: u16) -> Vec<String> {
     let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
-    let rem = format!(":{remote_port:04X}");
+    let at = format!(":{port:04X}");
     table
         .lines()
         .skip(1)
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() > 9 && f[2].ends_with(&rem) && f[3] == "01").then(|| f[9].to_string())
+            (f.len() > 9 && f[column as usize].ends_with(&at) && f[3] == "01")
+                .then(|| f[9].to_string())
         })
         .collect()
 }
