@@ -19,6 +19,7 @@ mod machine;
 mod peers;
 #[allow(dead_code)]
 mod stats;
+mod tether;
 
 use machine::{Card, Steal};
 use peers::{Figures, Probe};
@@ -83,5 +84,8 @@ fn summary(probes: &[Probe], results: &[Vec<Option<Figures>>]) {
             continue;
         };
         println!("{:<34} {}", p.name(), ours.against(theirs, p.goal()));
+        let alike = peers::Goal::timed_alike(p.goal());
+        let reps = peers::rep_by_rep(&results[ours_at], &results[i], alike);
+        println!("{:<34} rep by rep: {reps}", "");
     }
 }

@@ -23,6 +23,7 @@ mod args;
 mod machine;
 mod path;
 mod stats;
+mod tether;
 mod tools;
 
 use std::process::{Command, Stdio};

@@ -79,7 +79,8 @@ pub(crate) fn spawn(end: End, cmd: &str, args: &str) -> Result<Child, String> {
         }
         None => Command::new(cmd),
     };
-    c.args(args.split_whitespace())
+    crate::tether::tethered(&mut c)
+        .args(args.split_whitespace())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

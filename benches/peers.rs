@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::stats::median;
+use crate::tether::tethered;
 
 /// One run's figures: a rate (transactions or connections per second) and, where the
 /// tool gives them, latency percentiles in microseconds.
@@ -53,7 +54,7 @@ impl Figures {
     pub(crate) fn against(&self, theirs: &Self, goal: Option<Goal>) -> String {
         let mut parts = vec![format!("rate x{:.2}", self.rate / theirs.rate)];
         let mut held = goal.is_some_and(|g| self.rate >= theirs.rate * g.rate);
-        let timed_alike = goal.is_none_or(|g| g.latency);
+        let timed_alike = Goal::timed_alike(goal);
         for (name, a, b) in [("p50", self.p50, theirs.p50), ("p99", self.p99, theirs.p99)] {
             if let (Some(a), Some(b), true) = (a, b, timed_alike) {
                 parts.push(format!("{name} x{:.2}", a / b));
@@ -69,6 +70,50 @@ impl Figures {
     }
 }
 
+/// Rep by rep (within a rep the runs went one after the other): the median of each ratio
+/// ours / theirs over the reps both ran, its range, and in how many reps ours was better
+/// (rate higher; latency, where `timed_alike`, lower).
+pub(crate) fn rep_by_rep(
+    ours: &[Option<Figures>],
+    theirs: &[Option<Figures>],
+    timed_alike: bool,
+) -> String {
+    type Get = fn(&Figures) -> Option<f64>;
+    let pairs: Vec<(&Figures, &Figures)> = ours
+        .iter()
+        .zip(theirs)
+        .filter_map(|(a, b)| Some((a.as_ref()?, b.as_ref()?)))
+        .collect();
+    let mut figures: Vec<(&str, Get, bool)> = vec![("rate", |f| Some(f.rate), true)];
+    if timed_alike {
+        figures.push(("p50", |f| f.p50, false));
+        figures.push(("p99", |f| f.p99, false));
+    }
+    let mut parts = Vec::new();
+    for (name, get, higher) in figures {
+        let r: Vec<f64> = pairs
+            .iter()
+            .filter_map(|(a, b)| Some(get(a)? / get(b)?))
+            .collect();
+        if r.is_empty() {
+            continue;
+        }
+        let better = r
+            .iter()
+            .filter(|&&x| if higher { x > 1.0 } else { x < 1.0 })
+            .count();
+        let lo = r.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = r.iter().copied().fold(0.0, f64::max);
+        let n = r.len();
+        let way = if higher { "higher" } else { "lower" };
+        parts.push(format!(
+            "{name} x{:.2} ({lo:.2}-{hi:.2}), {way} in {better} of {n}",
+            median(r)
+        ));
+    }
+    parts.join("; ")
+}
+
 /// What ntttcp is held to against a peer: at least `rate` times its rate and, with
 /// `latency`, p50 and p99 at most x1.05 of its.
 #[derive(Clone, Copy, Debug)]
@@ -78,6 +123,11 @@ pub(crate) struct Goal {
 }
 
 impl Goal {
+    /// Whether latencies are compared (both tools time the same exchange).
+    pub(crate) fn timed_alike(goal: Option<Self>) -> bool {
+        goal.is_none_or(|g| g.latency)
+    }
+
     fn says(&self) -> String {
         let l = if self.latency {
             ", p50 and p99 <= x1.05"
@@ -396,7 +446,7 @@ impl Server {
     /// Starts `cmd args` and waits (at most 10 s) until TCP `port` listens.
     fn start(cmd: &str, args: &str, port: u16) -> Result<Self, String> {
         // neper writes a log file per run into its working directory: not the checkout.
-        let child = Command::new(cmd)
+        let child = tethered(&mut Command::new(cmd))
             .args(args.split_whitespace())
             .current_dir(std::env::temp_dir())
             .stdin(Stdio::null())
@@ -427,7 +477,7 @@ impl Drop for Server {
 /// only in the error when it printed nothing).
 fn finish(cmd: &str, args: &str, secs: u32) -> Result<String, String> {
     let mut c = Server(
-        Command::new(cmd)
+        tethered(&mut Command::new(cmd))
             .args(args.split_whitespace())
             .current_dir(std::env::temp_dir())
             .stdin(Stdio::null())

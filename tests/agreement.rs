@@ -33,8 +33,9 @@ fn the_sender_counts_delivered_bytes_and_keeps_written_ones_beside_them() {
             r["totals"]["bytes_written"].is_null(),
             "the receiver writes nothing"
         );
-        // Per thread, a blocking write still in the kernel at the edge may already be
-        // partly delivered: at most one 128 KiB buffer more than was counted as written.
+        // Per thread, a buffer partly written at the edge counts as written only once it
+        // is finished, but may be partly delivered already: at most one 128 KiB buffer
+        // more than was counted as written.
         for t in s["threads"].as_array().unwrap() {
             let (d, w) = (
                 t["bytes"].as_u64().unwrap(),

@@ -63,6 +63,11 @@ pub(crate) fn transient(e: &io::Error) -> bool {
 /// the rate limits ask (cut short by "stop").
 pub(crate) fn sent(n: usize, calls: u64, counters: &Counters, pacers: &Pacers, stop: &Flag) {
     counters.add_many(n, calls);
+    pace(n, pacers, stop);
+}
+
+/// Sleeps as long as the rate limits ask after `n` more bytes (cut short by "stop").
+pub(crate) fn pace(n: usize, pacers: &Pacers, stop: &Flag) {
     let wait = pacers.after(n);
     if !wait.is_zero() {
         nap(wait, stop);

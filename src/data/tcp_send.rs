@@ -20,7 +20,7 @@ use crate::sys::socket::tcp_info;
 
 use super::header::Header;
 use super::plan::{Payload, SendPlan};
-use super::sending::{WRITE_POLL, local_bind, sender_socket, sent, transient, wait_start};
+use super::sending::{WRITE_POLL, local_bind, pace, sender_socket, transient, wait_start};
 use super::worker::{Applied, Counters, FinishGuard, WorkerState, runtime};
 
 /// Body of a sender worker thread; `index` is its thread number (for TCP_INFO rows).
@@ -240,15 +240,15 @@ impl Buffer {
         len - self.done
     }
 
-    /// Records `n` more bytes written; returns the completions (0 or 1) that made.
-    fn wrote(&mut self, n: usize, len: usize) -> u64 {
+    /// Records `n` more bytes written and counts them: the bytes at once, the completion
+    /// once the buffer of `len` bytes is all written.
+    fn wrote(&mut self, n: usize, len: usize, counters: &Counters) {
         self.done += n;
-        if self.done >= len {
+        let finished = self.done >= len;
+        if finished {
             self.done = 0;
-            1
-        } else {
-            0
         }
+        counters.add_toward(n, finished.then_some(len));
     }
 }
 
@@ -279,7 +279,8 @@ fn send_round_robin(
         for (s, b) in socks.iter().zip(&mut buffers) {
             match payload.send(s, b.left(len), &mut at) {
                 Ok(n) => {
-                    sent(n, b.wrote(n, len), counters, pacers, stop);
+                    b.wrote(n, len, counters);
+                    pace(n, pacers, stop);
                     moved = true;
                 }
                 Err(e) if transient(&e) => {}
@@ -326,7 +327,7 @@ fn send_async(
                     let (mut at, mut b) = (0, Buffer::default());
                     loop {
                         let n = payload.send_async(&mut s, b.left(len), &mut at).await?;
-                        me.counters.add_many(n, b.wrote(n, len));
+                        b.wrote(n, len, &me.counters);
                         let wait = pacers.after(n);
                         if !wait.is_zero() {
                             tokio::time::sleep(wait).await;
@@ -413,11 +414,17 @@ mod tests {
 
     #[test]
     fn a_buffer_completes_once_when_all_of_it_is_written() {
-        let mut b = Buffer::default();
+        let (mut b, c) = (Buffer::default(), Counters::default());
         assert_eq!(b.left(100), 100);
-        assert_eq!(b.wrote(60, 100), 0, "a short write is no completion");
+        b.wrote(60, 100, &c);
+        // A window edge here sees the bytes move, but no completion and none of them
+        // whole: bytes per completion stays the buffer's length at any edge.
+        assert_eq!((c.sample(), c.whole()), ((60, 0), 0), "a short write");
         assert_eq!(b.left(100), 40, "the rest of the buffer goes next");
-        assert_eq!(b.wrote(40, 100), 1);
-        assert_eq!((b.left(100), b.wrote(100, 100)), (100, 1));
+        b.wrote(40, 100, &c);
+        assert_eq!((c.sample(), c.whole()), ((100, 1), 100));
+        assert_eq!(b.left(100), 100);
+        b.wrote(100, 100, &c);
+        assert_eq!((c.sample(), c.whole()), ((200, 2), 200));
     }
 }

@@ -20,6 +20,9 @@ use super::udp_accounting as udp;
 pub(crate) struct Counters {
     bytes: AtomicU64,
     ops: AtomicU64,
+    /// The bytes of the completed calls: a TCP sender's buffer counts here (and in
+    /// `ops`) once all of it is written, however many calls that took, as in NTttcp.
+    whole: AtomicU64,
 }
 
 impl Counters {
@@ -33,10 +36,30 @@ impl Counters {
     /// thread calls this.
     #[inline]
     pub(crate) fn add_many(&self, n: usize, calls: u64) {
-        let b = self.bytes.load(Ordering::Relaxed);
-        self.bytes.store(b + n as u64, Ordering::Relaxed);
-        let o = self.ops.load(Ordering::Relaxed);
-        self.ops.store(o + calls, Ordering::Relaxed);
+        Self::bump(&self.bytes, n as u64);
+        Self::bump(&self.ops, calls);
+        Self::bump(&self.whole, n as u64);
+    }
+
+    /// Adds `n` bytes written towards a buffer, and with `finished` (its length) the
+    /// completion of that buffer. Only the owning thread calls this.
+    #[inline]
+    pub(crate) fn add_toward(&self, n: usize, finished: Option<usize>) {
+        Self::bump(&self.bytes, n as u64);
+        if let Some(len) = finished {
+            Self::bump(&self.ops, 1);
+            Self::bump(&self.whole, len as u64);
+        }
+    }
+
+    #[inline]
+    fn bump(c: &AtomicU64, n: u64) {
+        c.store(c.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+    }
+
+    /// The bytes of the completed calls so far.
+    pub(crate) fn whole(&self) -> u64 {
+        self.whole.load(Ordering::Relaxed)
     }
 
     /// Current (bytes, calls).
@@ -236,7 +259,7 @@ impl WorkerState {
         };
         Sample {
             bytes: delivered.unwrap_or(moved + unread),
-            written: delivered.map(|_| moved),
+            written: delivered.map(|_| self.counters.whole()),
             ops: ops + queued,
             udp: self.udp.sample(),
             cpu: self.pinned(),
