@@ -57,7 +57,9 @@ fn extension_against_a_stock_receiver(extra: &str, flag: &str) {
     );
     drop((sync_l, data_l));
     // The next (plain) sender runs its test with that receiver, byte for byte as before.
-    stock_receiver(port(1), "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", 2, false);
+    // On ports of its own: a process another test forks at the moment the listeners
+    // above close holds them open until it execs, so their ports may still listen.
+    stock_receiver(port(11), "-s 127.0.0.1 -P 1 -n 1 -p @11 -t 2", 2, false);
 }
 
 #[test]
