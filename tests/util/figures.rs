@@ -81,6 +81,24 @@ pub(crate) fn assert_close(a: f64, b: f64, pct: f64, what: &str) {
     );
 }
 
+/// Whether `a` and `b` agree within `pct` percent (the promise), with the run's own word
+/// on whether it was starved (`reports`, as for `starved`) when they do not.
+pub(crate) fn close_or_starved(
+    a: f64,
+    b: f64,
+    pct: f64,
+    reports: &[&serde_json::Value],
+) -> Attempt {
+    let diff = (a - b).abs() / a.max(b).max(f64::MIN_POSITIVE) * 100.0;
+    if diff <= pct {
+        return Ok(());
+    }
+    Err((
+        format!("{a} vs {b}, apart by {diff:.3} %"),
+        starved(reports),
+    ))
+}
+
 /// Why a run's own figures say it was starved, or None: the hypervisor's steal (5 % or
 /// more), this test's processes holding less than `SHARE` of the CPU time that was busy
 /// (other load had the rest), or a stall long enough to warn of. `reports` holds one

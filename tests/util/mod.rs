@@ -5,7 +5,9 @@ mod figures;
 mod ports;
 mod resources;
 
-pub(crate) use figures::{Attempt, Tables, assert_close, parse_tables, promise, starved};
+pub(crate) use figures::{
+    Attempt, Tables, assert_close, close_or_starved, parse_tables, promise, starved,
+};
 pub(crate) use ports::{Ports, port, ports_in};
 pub(crate) use resources::{
     FdPeak, raise_own_nofile, rss_kib, socket_flags_at, socket_flags_towards,
