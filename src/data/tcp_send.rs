@@ -147,16 +147,24 @@ fn open_all(plan: &SendPlan, me: &WorkerState, stop: &Flag) -> Option<Vec<TcpStr
     Some(socks)
 }
 
-/// Withdraws a worker's published descriptors when dropped, before its sockets close.
+/// Withdraws a worker's published descriptors when dropped, before its sockets close;
+/// what they delivered stays counted (`retired`), so that a sample taken after (a late
+/// edge on a loaded machine) still gives delivered bytes, not the bytes written.
 pub(super) struct Withdraw<'a>(pub(super) &'a WorkerState);
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
-        self.0
-            .delivering
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        let mut fds = self.0.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        if fds.is_empty() {
+            return;
+        }
+        let acked: u64 = fds
+            .iter()
+            .filter_map(|&fd| crate::sys::socket::bytes_acked(fd))
+            .sum();
+        self.0.retired.fetch_add(acked, Ordering::AcqRel);
+        self.0.pours.store(true, Ordering::Release);
+        fds.clear();
     }
 }
 

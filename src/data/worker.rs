@@ -100,9 +100,10 @@ pub(crate) struct WorkerState {
     /// under this lock before they close); `sample` adds what each holds unread.
     pub receiving: Mutex<Vec<std::os::fd::RawFd>>,
     /// Receiver's sending count: connections of this test (reverse or both-ways) send
-    /// through it, and its bytes are those delivered, as a sender's.
+    /// through it, and its bytes are those delivered, as a sender's. A TCP sender's, once
+    /// it has withdrawn its connections: its bytes stay those they delivered.
     pub pours: AtomicBool,
-    /// Receiver's sending count: what its connections that have closed delivered.
+    /// What its sending connections that have closed (or been withdrawn) delivered.
     pub retired: AtomicU64,
     /// Receiver: connections of this test carry data both ways (`--bidir`).
     pub bidir: AtomicBool,
