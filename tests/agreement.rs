@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::util::{
-    Attempt, Ports, Scratch, assert_valid, parse_tables, port, ports_in, promise, run, spawn,
-    starved, validator,
+    Attempt, Ports, Scratch, assert_valid, attempt_at, parse_tables, port, ports_in, promise, run,
+    spawn, starved, validator,
 };
 
 /// The sender's bytes are those its connections delivered (TCP_INFO), with the bytes it
@@ -92,7 +92,7 @@ fn sides_agree_within_a_tenth_of_a_percent_reversed_and_after_a_warm_up() {
         .enumerate()
     {
         promise(what, |i| {
-            let doc = loopback_json(&format!("-p @{} -t 3 {flags}", 1 + 25 * (2 * k + i)));
+            let doc = loopback_json(&format!("-p @{} -t 3 {flags}", attempt_at(k, i)));
             let (s, r) = (&doc["reports"][0], &doc["reports"][1]);
             assert_eq!(s["connections"].as_u64(), Some(64), "{what}");
             let bytes = |r: &serde_json::Value| r["totals"]["bytes"].as_u64().unwrap();

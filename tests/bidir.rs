@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Attempt, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, json, json_pair,
-    multi_client, parse_tables, ports_in, promise, rss_kib, run, spawn, spawn_in, spawn_limited,
-    starved, validator,
+    Attempt, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, attempt_at, json,
+    json_pair, json_pair_at, multi_client, parse_tables, ports_in, promise, rss_kib, run, spawn,
+    spawn_in, spawn_limited, starved, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -97,8 +97,7 @@ fn bidir_over_loopback_both_ways_agree() {
     .enumerate()
     {
         promise("both ways within 0.5 %", |i| {
-            let p = format!(" -p @{}", 1 + 25 * (2 * k + i));
-            let (s, r) = json_pair(&(rx.to_string() + &p), &(tx.to_string() + &p));
+            let (s, r) = json_pair_at(attempt_at(k, i), rx, tx);
             assert_both_ways(&s, &r);
             for d in [&s, &r] {
                 for dir in ["send", "receive"] {

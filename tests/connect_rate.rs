@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    FdPeak, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, close_or_starved,
-    json, json_pair, multi_client, port, ports_in, promise, run, spawn, spawn_in, spawn_limited,
-    starved, validator, wait_listening,
+    FdPeak, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, attempt_at,
+    close_or_starved, json, json_pair_at, multi_client, port, ports_in, promise, run, spawn,
+    spawn_in, spawn_limited, starved, validator, wait_listening,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -88,9 +88,8 @@ fn connection_rate_over_loopback_both_sides_count_the_same_connections() {
     .enumerate()
     {
         promise("sender vs receiver connections within 1 %", |i| {
-            let at = 1 + 25 * (2 * k + i) as u16;
-            let p = format!(" -p @{at}");
-            let (s, r) = json_pair(&(rx.to_string() + &p), &(tx.to_string() + &p));
+            let at = attempt_at(k, i);
+            let (s, r) = json_pair_at(at, rx, tx);
             assert_connect_rate(&s, &r);
             let threads = report(&s)["threads"].as_array().unwrap();
             let sum: u64 = threads

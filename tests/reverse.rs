@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Ports, Scratch, assert_close, assert_usage_errors, assert_valid, close_or_starved, json,
-    json_pair, multi_client, ports_in, promise, run, spawn, spawn_in, validator,
+    Ports, Scratch, assert_close, assert_usage_errors, assert_valid, attempt_at, close_or_starved,
+    json, json_pair, json_pair_at, multi_client, ports_in, promise, run, spawn, spawn_in,
+    validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -50,8 +51,7 @@ fn reverse_over_loopback_both_sides_count_the_same_bytes() {
         promise(
             "reverse: sender read vs receiver delivered within 0.5 %",
             |i| {
-                let p = format!(" -p @{}", 1 + 25 * (2 * k + i));
-                let (s, r) = json_pair(&(rx.to_string() + &p), &(tx.to_string() + &p));
+                let (s, r) = json_pair_at(attempt_at(k, i), rx, tx);
                 assert_reversed(&s, &r);
                 assert!(bytes(&r) > 1e8, "loopback moves far more in 2 s: {r}");
                 close_or_starved(bytes(&s), bytes(&r), 0.5, &[report(&s), report(&r)])

@@ -464,6 +464,18 @@ pub(crate) fn json_pair(rx: &str, tx: &str) -> (serde_json::Value, serde_json::V
     (json(&so), json(&ro))
 }
 
+/// The first port offset of attempt `i` of case `k` of a promise (`promise`): 25 ports
+/// each, two attempts per case, so no attempt reuses another's ports.
+pub(crate) fn attempt_at(k: usize, i: usize) -> u16 {
+    1 + 25 * (2 * k + i) as u16
+}
+
+/// `json_pair` on ports from `@at` (`attempt_at`) instead of `@1`.
+pub(crate) fn json_pair_at(at: u16, rx: &str, tx: &str) -> (serde_json::Value, serde_json::Value) {
+    let p = format!(" -p @{at}");
+    json_pair(&(rx.to_string() + &p), &(tx.to_string() + &p))
+}
+
 /// A multi-client receiver (`-M`, 2 ports from @1, `-t 2`) and two senders with `extra`,
 /// the second the last client (`-L`) once the first waits for it; all must exit 0. Their
 /// outputs: (first sender, last sender, receiver), in JSON.
