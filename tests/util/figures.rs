@@ -114,13 +114,47 @@ pub(crate) fn starved(reports: &[&serde_json::Value]) -> Option<String> {
     let stall = most(&|r| r["longest_stall_s"].as_f64().unwrap_or(0.0));
     let ours: f64 = reports.iter().map(|r| cpu(r, "process_percent")).sum();
     let share = if busy > 0.0 { ours / busy } else { 1.0 };
-    (steal >= 5.0 || share < SHARE || stall >= 0.5).then(|| {
+    (steal >= 5.0 || share < SHARE || stall >= 0.5)
+        .then(|| {
+            format!(
+                "steal {steal:.1} %, this test's share of the busy CPU time {:.0} %, \
+                 longest stall {stall:.2} s",
+                share * 100.0
+            )
+        })
+        .or_else(|| windows_apart(reports))
+}
+
+/// Why the sides' own windows say the run was starved, or None: their edges (on the
+/// host's one wall clock) lie further apart than a tenth of a percent of the window, so
+/// the two counted different stretches of the traffic. A sampling thread without a
+/// real-time priority (an ordinary user's) wakes late for an edge when other processes
+/// hold the CPUs: tens of milliseconds beside four CPU-bound ones, measured.
+pub(crate) fn windows_apart(sides: &[&serde_json::Value]) -> Option<String> {
+    let apart = apart_s(sides);
+    let window = sides
+        .iter()
+        .filter_map(|r| r["duration_s"].as_f64())
+        .fold(0.0, f64::max);
+    (apart > window / 1000.0).then(|| {
         format!(
-            "steal {steal:.1} %, this test's share of the busy CPU time {:.0} %, longest \
-             stall {stall:.2} s",
-            share * 100.0
+            "the sides' windows lie {:.1} ms apart at their edges",
+            apart * 1000.0
         )
     })
+}
+
+/// How far apart the sides' windows lie: the widest spread of their starts plus that of
+/// their ends, in seconds (0 for fewer than two sides).
+pub(crate) fn apart_s(sides: &[&serde_json::Value]) -> f64 {
+    let spread = |k: &str| {
+        let at: Vec<f64> = sides.iter().filter_map(|r| r[k].as_f64()).collect();
+        let (lo, hi) = at
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+        if at.len() < 2 { 0.0 } else { hi - lo }
+    };
+    spread("window_start_unix_s") + spread("window_end_unix_s")
 }
 
 /// One attempt at a promise: `Err((what was measured, why the run was starved, if it was))`

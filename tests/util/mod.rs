@@ -6,7 +6,8 @@ mod ports;
 mod resources;
 
 pub(crate) use figures::{
-    Attempt, Tables, assert_close, close_or_starved, parse_tables, promise, starved,
+    Attempt, Tables, apart_s, assert_close, close_or_starved, parse_tables, promise, starved,
+    windows_apart,
 };
 pub(crate) use ports::{Ports, port, ports_in};
 pub(crate) use resources::{
