@@ -384,7 +384,8 @@ fn stamped(session: u32, seq: u64, sent_ns: u64) -> Vec<u8> {
 /// 6 ms while their stamps claim 3 ms apart, so the transit time alternates by 3 ms. The
 /// sends take 1.2 s of the receiver's 2 s window, which opens at the first datagram, and
 /// end in its last second (the jitter figure is of flows heard from in the last second);
-/// an attempt whose sends this test got to so late that they may miss it was starved.
+/// an attempt whose sends this test got to so late that the receiver's worker, starved
+/// itself, may not have read the last of them by its edge (0.4 s to spare) was starved.
 #[test]
 fn loss_duplicates_reordering_and_jitter_from_handmade_datagrams() {
     let _ports = Ports::take(1);
@@ -412,7 +413,7 @@ fn loss_duplicates_reordering_and_jitter_from_handmade_datagrams() {
             .find(|l| l.trim_start().starts_with("Total"))
             .unwrap_or_else(|| panic!("{}", ro.stdout))
             .to_string();
-        if late > Duration::from_millis(1800) {
+        if late > Duration::from_millis(1600) {
             let why = format!(
                 "the last datagram left {:.2} s into the window",
                 late.as_secs_f64()
@@ -422,7 +423,7 @@ fn loss_duplicates_reordering_and_jitter_from_handmade_datagrams() {
         let c: Vec<&str> = total.split_whitespace().collect();
         // Total, datagrams, lost, loss %, duplicates, out of order, jitter (ms).
         let datagrams: u64 = c[1].parse().unwrap();
-        assert!((391..=392).contains(&datagrams), "{total}");
+        assert!((391..=392).contains(&datagrams), "{total} (sent by {late:?})");
         assert_eq!(
             (c[2], c[4], c[5]),
             ("10", "1", "1"),
