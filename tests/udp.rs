@@ -423,7 +423,10 @@ fn loss_duplicates_reordering_and_jitter_from_handmade_datagrams() {
         let c: Vec<&str> = total.split_whitespace().collect();
         // Total, datagrams, lost, loss %, duplicates, out of order, jitter (ms).
         let datagrams: u64 = c[1].parse().unwrap();
-        assert!((391..=392).contains(&datagrams), "{total} (sent by {late:?})");
+        assert!(
+            (391..=392).contains(&datagrams),
+            "{total} (sent by {late:?})"
+        );
         assert_eq!(
             (c[2], c[4], c[5]),
             ("10", "1", "1"),
