@@ -65,7 +65,7 @@ impl<'a> ReceiverMonitor<'a> {
             interrupt: interrupt.clone(),
             workers,
             all: ways.all(),
-            tick: tokio::time::interval(Duration::from_millis(100)),
+            tick: crate::timeline::tick(),
             silence: Silence::new(ways.all(), cfg.timeout),
             seen_open: false,
             started,

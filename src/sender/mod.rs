@@ -344,7 +344,7 @@ async fn measure<'a>(
         interrupt: interrupt.clone(),
         workers: &launched.crew.workers,
         all: launched.ways.all(),
-        tick: tokio::time::interval(Duration::from_millis(100)),
+        tick: crate::timeline::tick(),
         silence: silences(&launched.ways, cfg.timeout),
         workload: cfg.data.workload,
     };

@@ -24,7 +24,7 @@ pub(crate) use plan::IntervalLatency;
 use plan::Span;
 pub(crate) use plan::{IntervalConnect, IntervalLoss, IntervalRr, IntervalSample, Plan, Progress};
 use watch::{Motion, StallWatch};
-pub(crate) use watch::{STALL_STEP, Silence, Stall};
+pub(crate) use watch::{Silence, Stall, tick};
 pub(crate) use ways::Ways;
 
 /// Something that ends or shortens a phase.
@@ -324,13 +324,19 @@ async fn measure<M: Monitor>(
     let mut report_at = every.map(|e| m0 + e);
     let (mut end_at, mut flush_at) = (close.at, close.flush_at);
     loop {
-        let step = Instant::now() + STALL_STEP;
-        let target = [Some(step), end_at, report_at, flush_at]
+        let step = watch::next_step(Instant::now());
+        let deadlines = [end_at, report_at, flush_at];
+        let target = deadlines
             .into_iter()
             .flatten()
             .min()
-            .unwrap_or(step);
-        let ev = wait_until(Some(target), mon, Phase::Measure).await;
+            .map_or(step, |d| d.min(step));
+        // A look for stalls needs no precision: it wakes with the monitor's tick.
+        let ev = if deadlines.contains(&Some(target)) {
+            wait_until(Some(target), mon, Phase::Measure).await
+        } else {
+            wait_coarse(target, mon, Phase::Measure).await
+        };
         for (w, stalls, motion, rtts) in &mut watches {
             let mine = &workers[w.workers.clone()];
             stalls.look(Instant::now(), motion.look(mine));
@@ -456,6 +462,15 @@ async fn wait_until<M: Monitor>(
             }
         }
         None => Some(mon.next(phase).await),
+    }
+}
+
+/// Waits until `at` on the runtime's timer alone (its millisecond tick); returns the event
+/// that came first, if any.
+async fn wait_coarse<M: Monitor>(at: Instant, mon: &mut M, phase: Phase) -> Option<Event> {
+    tokio::select! {
+        _ = tokio::time::sleep_until(at.into()) => None,
+        ev = mon.next(phase) => Some(ev),
     }
 }
 

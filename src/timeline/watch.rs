@@ -93,8 +93,28 @@ fn total(workers: &[Arc<WorkerState>]) -> u64 {
         .fold(0, u64::wrapping_add)
 }
 
-/// How often the measurement looks for bytes moving (the resolution of stalls).
+/// How often the measurement looks for bytes moving (the resolution of stalls), and how
+/// often a side's monitor looks at its workers and peers.
 pub(crate) const STALL_STEP: Duration = Duration::from_millis(100);
+
+/// The next instant after `now` on the process's grid of `STALL_STEP`s. The stall watch
+/// and the monitors' ticks (`tick`) fall on the same grid, so that one wake-up serves
+/// both: a request/response test's round trips are tens of microseconds, and every
+/// wake-up of this process's other threads lands on a CPU one of them may be waiting for.
+pub(crate) fn next_step(now: Instant) -> Instant {
+    let anchor = *GRID.get_or_init(Instant::now);
+    let step = STALL_STEP.as_nanos();
+    let steps = now.saturating_duration_since(anchor).as_nanos() / step + 1;
+    anchor + Duration::from_nanos((steps * step) as u64)
+}
+
+/// A monitor's tick: every `STALL_STEP`, on the grid of `next_step`.
+pub(crate) fn tick() -> tokio::time::Interval {
+    tokio::time::interval_at(next_step(Instant::now()).into(), STALL_STEP)
+}
+
+/// Where the grid of `next_step` begins (the first use).
+static GRID: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
 
 /// The longest span of the measurement in which no byte moved.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
