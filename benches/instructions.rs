@@ -36,13 +36,19 @@ const TOLERANCE: f64 = 0.05;
 /// Below the ephemeral range (see the loopback benchmark).
 const BASE_PORT: u16 = 9001;
 
+const USAGE: &str =
+    "usage: cargo bench --bench instructions -- [--short 1] [--long 3] [--reps 3] [--save]";
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let opt = |name: &str, default: &str| args::opt(&args, name, default);
-    let short: u32 = opt("--short", "1").parse().expect("--short SECS");
-    let long: u32 = opt("--long", "3").parse().expect("--long SECS");
-    let reps: usize = opt("--reps", "3").parse().expect("--reps N");
-    assert!(long > short, "--long must be above --short");
+    args::check(&args, &["--short", "--long", "--reps"], &["--save"], USAGE);
+    let short: u32 = args::parsed(&args, "--short", "1");
+    let long: u32 = args::parsed(&args, "--long", "3");
+    let reps: usize = args::parsed(&args, "--reps", "3");
+    if long <= short {
+        eprintln!("bench: --long {long} must be above --short {short}");
+        std::process::exit(2);
+    }
     if !has_valgrind() {
         println!("skipping: valgrind is not installed (apt-get install valgrind)");
         return;

@@ -24,11 +24,16 @@ mod tether;
 use machine::{Card, Steal};
 use peers::{Figures, Probe};
 
+const OPTIONS: &[&str] = &["--seconds", "--reps", "--placement", "--baseline"];
+const USAGE: &str = "usage: cargo bench --bench latency -- [--seconds 5] [--reps 3] \
+[--placement none] [--baseline PATH]";
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    args::check(&args, OPTIONS, &[], USAGE);
     let opt = |name: &str, default: &str| args::opt(&args, name, default);
-    let secs: u32 = opt("--seconds", "5").parse().expect("--seconds N");
-    let reps: usize = opt("--reps", "3").parse().expect("--reps N");
+    let secs: u32 = args::parsed(&args, "--seconds", "5");
+    let reps: usize = args::parsed(&args, "--reps", "3");
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let placement = leak(opt("--placement", "none"));
     let baseline = Some(opt("--baseline", ""))

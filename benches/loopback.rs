@@ -38,15 +38,24 @@ use tools::{Tool, Variant};
 /// when a receiver binds it, and below the ports the tests take (10000-31999).
 const BASE_PORT: u16 = 6001;
 
+const OPTIONS: &[&str] = &[
+    "--seconds",
+    "--reps",
+    "--streams",
+    "--rx-sizes",
+    "--baseline",
+];
+const FLAGS: &[&str] = &["--udp", "--veth", "--zero-copy", "--placements"];
+const USAGE: &str = "usage: cargo bench --bench loopback -- [--seconds 5] [--reps 3] \
+[--streams 1,2,4] [--zero-copy] [--placements] [--rx-sizes 16K,32K] [--udp] [--veth] \
+[--baseline PATH]";
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let opt = |name: &str, default: &str| args::opt(&args, name, default);
-    let seconds: u32 = opt("--seconds", "5").parse().expect("--seconds N");
-    let reps: usize = opt("--reps", "3").parse().expect("--reps N");
-    let streams: Vec<usize> = opt("--streams", "1,2,4")
-        .split(',')
-        .map(|s| s.parse().expect("--streams 1,2,4"))
-        .collect();
+    args::check(&args, OPTIONS, FLAGS, USAGE);
+    let seconds: u32 = args::parsed(&args, "--seconds", "5");
+    let reps: usize = args::parsed(&args, "--reps", "3");
+    let streams = stream_counts(&args);
     let udp = args::has(&args, "--udp");
     let tools = tools(&args, udp);
     let _path = if args::has(&args, "--veth") {
@@ -102,6 +111,19 @@ fn main() {
 }
 
 /// What to run: ntttcp's default first (the ratios are against it), its variants, then
+/// `--streams` as numbers of streams, each at least one; exit 2 naming the flag otherwise.
+fn stream_counts(args: &[String]) -> Vec<usize> {
+    let value = args::opt(args, "--streams", "1,2,4");
+    let counts: Option<Vec<usize>> = value
+        .split(',')
+        .map(|s| s.parse().ok().filter(|&n| n > 0))
+        .collect();
+    counts.unwrap_or_else(|| {
+        eprintln!("bench: --streams {value}: not a list of stream counts such as 1,2,4");
+        std::process::exit(2);
+    })
+}
+
 /// the peers that are installed.
 fn tools(args: &[String], udp: bool) -> Vec<Tool> {
     if udp {
