@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::stop::Flag;
 
+use super::aligned::Aligned;
 use super::rr::{Io, whole};
 use super::sending::{WRITE_POLL, transient};
 use super::worker::WorkerState;
@@ -26,7 +27,7 @@ pub(super) async fn on_own_thread(
     s: tokio::net::TcpStream,
     me: &Arc<WorkerState>,
     size: usize,
-    fill: Arc<[u8]>,
+    fill: Arc<Aligned<u8>>,
 ) -> Option<TcpStream> {
     let s = s.into_std().ok()?;
     let quit = Flag::new();
@@ -62,7 +63,9 @@ fn answer_all(s: &TcpStream, me: &WorkerState, size: usize, fill: &[u8], quit: &
     if ready.is_err() {
         return;
     }
-    let mut buf = vec![0u8; size.min(MAX_READ)];
+    let Ok(mut buf) = Aligned::filled(size.min(MAX_READ), 0u8) else {
+        return;
+    };
     let (mut pending, mut reader) = (0usize, s);
     while !quit.is_set() {
         match reader.read(&mut buf) {

@@ -13,9 +13,10 @@ use tokio::io::Interest;
 
 use crate::stop::Flag;
 
+use super::aligned::Aligned;
 use super::header::Header;
 use super::plan::SendPlan;
-use super::reverse::{READ, Receiving, read_all};
+use super::reverse::{Receiving, read_all, scratch};
 use super::sending::{closed, wait_start};
 use super::tasks::on_runtime;
 use super::tcp_send::{Withdraw, open_announced, wind_up};
@@ -34,6 +35,10 @@ pub(crate) fn bidir_worker(
     let (Some(back), Some(buf)) = (plan.back.clone(), plan.payload.buffer()) else {
         return me.fail("a both-ways worker needs its reading count and a send buffer".into());
     };
+    let scratch = match scratch() {
+        Ok(scratch) => scratch,
+        Err(e) => return me.fail(format!("receive buffer: {e}")),
+    };
     let head = Header::Bidir {
         size: plan.size as u32,
     };
@@ -47,9 +52,6 @@ pub(crate) fn bidir_worker(
     if !wait_start(&start, &stop) {
         return;
     }
-    // One receive buffer for all the worker's connections: they take turns on this
-    // thread, and a read borrows it only while the call runs.
-    let scratch = std::cell::RefCell::new(vec![std::mem::MaybeUninit::<u8>::uninit(); READ]);
     let (socks, r) = on_runtime(socks, &stop, async |s| {
         both(s, buf, &scratch, &me, &back).await
     });
@@ -64,7 +66,7 @@ pub(crate) fn bidir_worker(
 async fn both(
     s: &mut tokio::net::TcpStream,
     buf: &[u8],
-    scratch: &std::cell::RefCell<Vec<std::mem::MaybeUninit<u8>>>,
+    scratch: &std::cell::RefCell<Aligned<std::mem::MaybeUninit<u8>>>,
     me: &WorkerState,
     back: &WorkerState,
 ) -> io::Result<()> {

@@ -9,6 +9,7 @@
 //! request/response connection) and sampled by the control plane at the edges of the
 //! measurement window.
 
+mod aligned;
 mod answer;
 mod bidir;
 mod connect;

@@ -5,7 +5,7 @@
 //! current-thread runtime.
 
 use std::cell::RefCell;
-use std::io::{self, Read};
+use std::io;
 use std::mem::MaybeUninit;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
@@ -16,6 +16,7 @@ use tokio::io::Interest;
 
 use crate::stop::Flag;
 
+use super::aligned::Aligned;
 use super::header::Header;
 use super::plan::SendPlan;
 use super::sending::{WRITE_POLL, closed, transient, wait_start};
@@ -36,6 +37,10 @@ pub(crate) fn reverse_worker(
 ) {
     let _guard = FinishGuard(&me);
     me.pin(plan.cpu);
+    let scratch = match scratch() {
+        Ok(scratch) => scratch,
+        Err(e) => return me.fail(format!("receive buffer: {e}")),
+    };
     let head = Header::Reverse {
         size: plan.size as u32,
     };
@@ -47,12 +52,9 @@ pub(crate) fn reverse_worker(
         return;
     }
     let (socks, r) = if socks.len() == 1 {
-        let r = blocking(&socks[0], &me, &stop);
+        let r = blocking(&socks[0], &me, &stop, &mut scratch.borrow_mut());
         (socks, r)
     } else {
-        // One receive buffer for all the worker's connections: they take turns on this
-        // thread, and a read borrows it only while the call runs.
-        let scratch = RefCell::new(vec![MaybeUninit::<u8>::uninit(); READ]);
         on_runtime(socks, &stop, async |s| read_all(&*s, &scratch, &me).await)
     };
     wind_up(index, &socks, r, "receive from", &plan, &me, &stop);
@@ -61,12 +63,24 @@ pub(crate) fn reverse_worker(
     drop(socks);
 }
 
-/// One connection, blocking reads that wake every `WRITE_POLL` to look at "stop".
-fn blocking(mut s: &TcpStream, me: &WorkerState, stop: &Flag) -> io::Result<()> {
+/// One receive buffer for all of a worker's connections, on a page boundary: they take
+/// turns on its thread, and a read borrows it only while the call runs.
+pub(super) fn scratch() -> io::Result<RefCell<Aligned<MaybeUninit<u8>>>> {
+    Aligned::filled(READ, MaybeUninit::uninit()).map(RefCell::new)
+}
+
+/// One connection, blocking reads into `buf` that wake every `WRITE_POLL` to look at
+/// "stop".
+fn blocking(
+    s: &TcpStream,
+    me: &WorkerState,
+    stop: &Flag,
+    buf: &mut [MaybeUninit<u8>],
+) -> io::Result<()> {
     s.set_read_timeout(Some(WRITE_POLL))?;
-    let mut buf = vec![0u8; READ];
+    let sock = SockRef::from(s);
     while !stop.is_set() {
-        match s.read(&mut buf) {
+        match sock.recv(buf) {
             Ok(0) => return Err(closed()),
             Ok(n) => me.counters.add(n),
             Err(e) if transient(&e) => {}
@@ -80,7 +94,7 @@ fn blocking(mut s: &TcpStream, me: &WorkerState, stop: &Flag) -> io::Result<()> 
 /// error ("stop" ends it from outside).
 pub(super) async fn read_all(
     s: &tokio::net::TcpStream,
-    scratch: &RefCell<Vec<MaybeUninit<u8>>>,
+    scratch: &RefCell<Aligned<MaybeUninit<u8>>>,
     me: &WorkerState,
 ) -> io::Result<()> {
     let sock = SockRef::from(s);

@@ -13,6 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::stop::Flag;
 
+use super::aligned::Aligned;
 use super::header::Header;
 use super::plan::SendPlan;
 use super::sending::{WRITE_POLL, closed, transient, wait_start};
@@ -57,8 +58,8 @@ pub(crate) fn rr_worker(
 fn blocking(s: &TcpStream, plan: &SendPlan, me: &WorkerState, stop: &Flag) -> io::Result<()> {
     s.set_read_timeout(Some(WRITE_POLL))?;
     s.set_write_timeout(Some(WRITE_POLL))?;
-    let request = vec![b'A'; plan.size];
-    let mut response = vec![0u8; plan.size];
+    let request = Aligned::filled(plan.size, b'A')?;
+    let mut response = Aligned::filled(plan.size, 0u8)?;
     while !stop.is_set() {
         let sent = Instant::now();
         let deadline = sent + plan.timeout;
@@ -128,8 +129,8 @@ async fn round_trips(
     timeout: Duration,
     me: &WorkerState,
 ) -> io::Result<()> {
-    let request = vec![b'A'; size];
-    let mut response = vec![0u8; size];
+    let request = Aligned::filled(size, b'A')?;
+    let mut response = Aligned::filled(size, 0u8)?;
     loop {
         let sent = Instant::now();
         let exchange = async {

@@ -16,10 +16,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use crate::admission::{Admission, Admit, WorkerGate};
 use crate::stop::Flag;
 
+use super::aligned::Aligned;
 use super::answer;
 use super::header::{self, Header, Opening};
 use super::held::reset;
-use super::plan::{Flows, RecvPlan, filled, rcvlowat};
+use super::plan::{Flows, RecvPlan, rcvlowat};
 use super::worker::{FinishGuard, Listening, WorkerState, runtime};
 
 /// Body of a receiver worker thread: accept on `listener` and drain every connection the
@@ -168,18 +169,18 @@ thread_local! {
     /// The receive buffer of a receiver worker thread, shared by all its connections: the
     /// tasks of a current-thread runtime take turns, so a thousand connections cost one
     /// buffer, not a thousand. Never read: only the byte count matters.
-    static RECV_BUF: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
+    static RECV_BUF: RefCell<Aligned<MaybeUninit<u8>>> = const { RefCell::new(Aligned::empty()) };
 }
 
 /// A receiver worker thread's buffer, allocated before the worker starts so that a size
 /// that cannot be had fails the run at once.
 #[derive(Debug)]
-pub(crate) struct RecvBuffer(Vec<MaybeUninit<u8>>);
+pub(crate) struct RecvBuffer(Aligned<MaybeUninit<u8>>);
 
 impl RecvBuffer {
     /// `len` bytes, or an error if the memory cannot be had (never an abort).
     pub(crate) fn new(len: usize) -> io::Result<Self> {
-        filled(len, MaybeUninit::uninit()).map(Self)
+        Aligned::filled(len, MaybeUninit::uninit()).map(Self)
     }
 }
 
@@ -211,7 +212,8 @@ async fn drain(
             if me.open.load(Ordering::Acquire) > 1 {
                 return echo(&mut s, &me, size as usize).await;
             }
-            let back = answer::on_own_thread(s, &me, size as usize, fill()).await;
+            let Ok(fill) = fill() else { return };
+            let back = answer::on_own_thread(s, &me, size as usize, fill).await;
             // Withdrawn before the socket closes, as when `s` drops.
             drop(_open);
             drop(back);
@@ -342,14 +344,14 @@ async fn bulk(
 /// request has come, as a server answers a request it has read. A worker's sole such
 /// connection is answered on a thread of its own instead (`answer`).
 async fn echo(s: &mut tokio::net::TcpStream, me: &WorkerState, size: usize) {
-    let fill = fill();
+    let Ok(fill) = fill() else { return };
     let mut pending = 0usize;
     loop {
         // Read into the thread's shared buffer, as a plain stream is: only the count
         // matters, and the answer is the thread's shared 'A's.
         let r = s
             .async_io(Interest::READABLE, || {
-                RECV_BUF.with_borrow_mut(|b| SockRef::from(&*s).recv_with_flags(b, 0))
+                RECV_BUF.with_borrow_mut(|b| SockRef::from(&*s).recv_with_flags(&mut b[..], 0))
             })
             .await;
         match r {
@@ -374,12 +376,20 @@ thread_local! {
     /// What answering and reverse connections write: `'A'`s, made once per worker thread
     /// that needs them and shared by all its connections (only read), so a connection
     /// costs no buffer of its own whatever size its header asks for.
-    static FILL: std::sync::Arc<[u8]> = std::sync::Arc::from(vec![b'A'; MAX_POUR]);
+    static FILL: RefCell<Option<Arc<Aligned<u8>>>> = const { RefCell::new(None) };
 }
 
-/// This thread's `FILL`.
-fn fill() -> std::sync::Arc<[u8]> {
-    FILL.with(std::sync::Arc::clone)
+/// This thread's `FILL`, made on its first use; an error when the memory cannot be had
+/// (the connection that asked then ends).
+fn fill() -> io::Result<Arc<Aligned<u8>>> {
+    FILL.with_borrow_mut(|kept| match kept {
+        Some(fill) => Ok(Arc::clone(fill)),
+        None => {
+            let fill = Arc::new(Aligned::filled(MAX_POUR, b'A')?);
+            *kept = Some(Arc::clone(&fill));
+            Ok(fill)
+        }
+    })
 }
 
 /// Writes `size` bytes from `chunk`, repeated as often as it takes.
@@ -397,7 +407,7 @@ async fn answer(s: &mut tokio::net::TcpStream, chunk: &[u8], size: usize) -> io:
 /// closes it, `size` bytes per write, counted in `out`; its bytes count as delivered
 /// (TCP_INFO), as a sender's do.
 async fn pour(s: &tokio::net::TcpStream, out: &WorkerState, size: usize) {
-    let fill = fill();
+    let Ok(fill) = fill() else { return };
     let buf = &fill[..size.min(MAX_POUR)];
     let sock = SockRef::from(s);
     loop {

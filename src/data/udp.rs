@@ -24,6 +24,7 @@ use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
 use super::udp_accounting::session_id;
 pub(crate) use super::udp_accounting::{Accounting, STAMP_LEN, Stamp, now_ns};
 
+use super::aligned::Aligned;
 use super::plan::{Flows, RecvPlan, SendPlan};
 use super::sending::{
     WRITE_POLL, local_bind, sender_socket, sent, set_buffers, transient, wait_start,
@@ -141,7 +142,10 @@ pub(crate) fn send_worker(
     // 5 ms of traffic (at least one datagram).
     let per_send = (plan.pacers.chunk(size * plan.datagrams_per_send) / size)
         .clamp(1, plan.datagrams_per_send.max(1));
-    let mut buf = vec![b'B'; size * per_send];
+    let mut buf = match Aligned::filled(size * per_send, b'B') {
+        Ok(buf) => buf,
+        Err(e) => return me.fail(format!("send buffer: {e}")),
+    };
     if let Err(e) = send_loop(&mut flows, &mut buf, size, &me, &stop, &plan.pacers)
         && !stop.is_set()
     {
@@ -213,7 +217,10 @@ pub(crate) fn recv_worker(
     let _guard = FinishGuard(&me);
     me.pin(plan.cpu);
     let len = if plan.skip_copy { STAMP_LEN } else { RECV_BUF };
-    let mut buf = vec![0u8; len];
+    let mut buf = match Aligned::filled(len, 0u8) {
+        Ok(buf) => buf,
+        Err(e) => return me.fail(format!("receive buffer: {e}")),
+    };
     let sref = SockRef::from(&sock);
     let mut acct = Accounting::default();
     while !stop.is_set() {
