@@ -9,8 +9,10 @@
 //! every buffer the data paths read into or send from starts on one
 //! (docs/benchmarks.md, "Where a buffer starts").
 
+use std::cell::RefCell;
 use std::io;
 use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 
 /// The boundary a buffer starts on: a page, which is also on every cache line.
 const PAGE: usize = 4096;
@@ -46,6 +48,29 @@ impl<T: Clone> Aligned<T> {
         let start = raw.as_ptr().align_offset(PAGE).min(PAGE);
         Ok(Self { raw, start, len })
     }
+}
+
+/// Bytes of a worker thread's fill.
+pub(super) const FILL_LEN: usize = 4 << 20;
+
+thread_local! {
+    /// What a receiver's answering and reverse connections write: `'A'`s, made once per
+    /// worker thread that needs them and shared by all its connections (only read), so a
+    /// connection costs no buffer of its own whatever size its header asks for.
+    static FILL: RefCell<Option<Arc<Aligned<u8>>>> = const { RefCell::new(None) };
+}
+
+/// This thread's `FILL`, made on its first use; an error when the memory cannot be had
+/// (the connection that asked then ends).
+pub(super) fn fill() -> io::Result<Arc<Aligned<u8>>> {
+    FILL.with_borrow_mut(|kept| match kept {
+        Some(fill) => Ok(Arc::clone(fill)),
+        None => {
+            let fill = Arc::new(Aligned::filled(FILL_LEN, b'A')?);
+            *kept = Some(Arc::clone(&fill));
+            Ok(fill)
+        }
+    })
 }
 
 fn too_large(len: usize) -> io::Error {
@@ -87,6 +112,21 @@ mod tests {
             assert_eq!(u.len(), len);
         }
         assert!(Aligned::<u8>::empty().is_empty());
+    }
+
+    #[test]
+    fn a_thread_makes_its_fill_once_on_a_page() {
+        let first = fill().unwrap();
+        assert_eq!(first.as_ptr() as usize % PAGE, 0);
+        assert_eq!(first.len(), FILL_LEN);
+        assert!(first.iter().all(|&x| x == b'A'));
+        assert!(Arc::ptr_eq(&first, &fill().unwrap()), "made again");
+        let other = std::thread::spawn(|| fill().unwrap().as_ptr() as usize);
+        assert_ne!(
+            other.join().unwrap(),
+            first.as_ptr() as usize,
+            "shared across threads"
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use crate::admission::{Admission, Admit, WorkerGate};
 use crate::stop::Flag;
 
-use super::aligned::Aligned;
+use super::aligned::{Aligned, FILL_LEN, fill};
 use super::answer;
 use super::header::{self, Header, Opening};
 use super::held::reset;
@@ -372,26 +372,6 @@ async fn echo(s: &mut tokio::net::TcpStream, me: &WorkerState, size: usize) {
     }
 }
 
-thread_local! {
-    /// What answering and reverse connections write: `'A'`s, made once per worker thread
-    /// that needs them and shared by all its connections (only read), so a connection
-    /// costs no buffer of its own whatever size its header asks for.
-    static FILL: RefCell<Option<Arc<Aligned<u8>>>> = const { RefCell::new(None) };
-}
-
-/// This thread's `FILL`, made on its first use; an error when the memory cannot be had
-/// (the connection that asked then ends).
-fn fill() -> io::Result<Arc<Aligned<u8>>> {
-    FILL.with_borrow_mut(|kept| match kept {
-        Some(fill) => Ok(Arc::clone(fill)),
-        None => {
-            let fill = Arc::new(Aligned::filled(MAX_POUR, b'A')?);
-            *kept = Some(Arc::clone(&fill));
-            Ok(fill)
-        }
-    })
-}
-
 /// Writes `size` bytes from `chunk`, repeated as often as it takes.
 async fn answer(s: &mut tokio::net::TcpStream, chunk: &[u8], size: usize) -> io::Result<()> {
     let mut left = size;
@@ -420,8 +400,8 @@ async fn pour(s: &tokio::net::TcpStream, out: &WorkerState, size: usize) {
     }
 }
 
-/// Largest write of an answering or reverse connection.
-const MAX_POUR: usize = 4 << 20;
+/// Largest write of an answering or reverse connection: all of the thread's fill.
+const MAX_POUR: usize = FILL_LEN;
 
 /// A connection this worker sends on, while it is open: listed among the delivering
 /// sockets of its sending count (and, for a reverse one, no longer among the receiving
