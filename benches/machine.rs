@@ -1,5 +1,6 @@
 //! The machine card a benchmark prints first, so a table can be read per machine: CPU
-//! model, CPUs, clock, kernel, the hypervisor's steal, and what a wake-up costs from one
+//! model (with its family and model numbers, and whether it has fast short string moves,
+//! FSRM, with which the kernel copies socket data), CPUs, clock, kernel, the hypervisor's steal, and what a wake-up costs from one
 //! CPU to another (two pinned threads passing a token) beside the same on one CPU.
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -22,18 +23,27 @@ impl Card {
     pub(crate) fn measure() -> Self {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let field = |name: &str| {
-            cpuinfo
-                .lines()
-                .find(|l| l.starts_with(name))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|v| v.trim().to_string())
+            cpuinfo.lines().find_map(|l| {
+                let (key, value) = l.split_once(':')?;
+                (key.trim() == name).then(|| value.trim().to_string())
+            })
         };
+        let fsrm = field("flags").is_some_and(|f| f.split(' ').any(|x| x == "fsrm"));
+        let generation = format!(
+            "family {} model {}{}",
+            field("cpu family").unwrap_or_else(|| "?".into()),
+            field("model").unwrap_or_else(|| "?".into()),
+            if fsrm { ", FSRM" } else { "" }
+        );
         let steal = Steal::start();
         let cross_core_us = wake_up_us(0, 1);
         let same_core_us = wake_up_us(0, 0);
         std::thread::sleep(Duration::from_millis(500));
         Self {
-            model: field("model name").unwrap_or_else(|| "unknown CPU".into()),
+            model: format!(
+                "{} ({generation})",
+                field("model name").unwrap_or_else(|| "unknown CPU".into())
+            ),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             mhz: field("cpu MHz").and_then(|m| m.parse().ok()).unwrap_or(0.0),
             kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
