@@ -227,12 +227,14 @@ fn descriptors_needed(args: &str) -> u64 {
 /// The pre-check counts exactly what the run opens: one descriptor fewer than it says is
 /// refused before any connection (no receiver is even running), and exactly that many
 /// runs a whole test. 20 workers x 25 connections; the async path adds a runtime per
-/// worker.
+/// worker. Every step gets 30 s instead of the default 10: the count is what is tested,
+/// and an ordinary user's run beside four CPU-bound loops once took longer than 10 s
+/// to bring 500 connections and 20 runtimes through the handshake.
 #[test]
 fn the_descriptor_check_counts_exactly_what_the_run_opens() {
     let _ports = Ports::take(1);
     for (port, io) in [(port(1), ""), (port(11), "--io async")] {
-        let args = format!("-s127.0.0.1 -P 2 -n 10 -l 25 -p {port} -t 2 {io}");
+        let args = format!("-s127.0.0.1 -P 2 -n 10 -l 25 -p {port} -t 2 --timeout 30 {io}");
         let need = descriptors_needed(&args);
         assert!((500..600).contains(&need), "{need}");
         let short = spawn_limited("sender", need - 1, &args).wait(LIMIT);
@@ -249,7 +251,10 @@ fn the_descriptor_check_counts_exactly_what_the_run_opens() {
             "{}",
             short.stderr
         );
-        let r = spawn("receiver", &format!("-r 127.0.0.1 -P 2 -p {port} -t 2"));
+        let r = spawn(
+            "receiver",
+            &format!("-r 127.0.0.1 -P 2 -p {port} -t 2 --timeout 30"),
+        );
         let s = spawn_limited("sender", need, &args).wait(LIMIT);
         let ro = r.wait(LIMIT);
         assert_eq!(s.code(), Some(0), "{io} with {need} descriptors: {s:?}");
