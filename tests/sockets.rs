@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use crate::util::{
-    Ports, assert_close, json_pair, parse_tables, port, ports_in, run, spawn, spawn_limited,
+    Ports, assert_close, attempt_at, close_or_starved, json_pair_at, parse_tables, port, ports_in,
+    promise, run, spawn, spawn_limited,
 };
 
 const LIMIT: Duration = Duration::from_secs(40);
@@ -457,15 +458,21 @@ fn bandwidth_limit_holds_from_the_first_byte() {
 #[test]
 fn a_slow_stream_under_a_high_rcvlowat_is_not_silent() {
     let _ports = Ports::take(1);
-    // Both must exit 0: a receiver that called the stream silent would end early, 1.
-    let (s, r) = json_pair(
-        "-P 1 -t 4 --timeout 2 --rcvlowat 1M",
-        "-P 1 -n 1 -t 4 --timeout 2 -B 100K",
-    );
-    let bytes = |d: &serde_json::Value| d["reports"][0]["totals"]["bytes"].as_f64().unwrap();
-    assert_eq!(r["reports"][0]["end"]["kind"], "completed", "{r}");
-    assert_eq!(r["reports"][0]["socket"]["applied"]["rcvlowat"], 1 << 20);
-    // 100 kbit/s for 4 s is 50,000 bytes: far under the 1 MiB that would wake a read.
-    assert!(bytes(&r) > 20_000.0, "{r}");
-    assert_close(bytes(&s), bytes(&r), 2.0, "sender vs receiver");
+    let report = |d: &serde_json::Value| d["reports"][0].clone();
+    let bytes = |d: &serde_json::Value| report(d)["totals"]["bytes"].as_f64().unwrap();
+    // The sides agree within 2 %, or the run says a loaded machine stretched one side's
+    // window (as an ordinary user beside four CPU-bound loops: 49,152 against 50,176).
+    promise("slow stream: sender vs receiver within 2 %", |i| {
+        // Both must exit 0: a receiver that called the stream silent would end early, 1.
+        let (s, r) = json_pair_at(
+            attempt_at(0, i),
+            "-P 1 -t 4 --timeout 2 --rcvlowat 1M",
+            "-P 1 -n 1 -t 4 --timeout 2 -B 100K",
+        );
+        assert_eq!(report(&r)["end"]["kind"], "completed", "{r}");
+        assert_eq!(report(&r)["socket"]["applied"]["rcvlowat"], 1 << 20);
+        // 100 kbit/s for 4 s is 50,000 bytes: far under the 1 MiB that would wake a read.
+        assert!(bytes(&r) > 20_000.0, "{r}");
+        close_or_starved(bytes(&s), bytes(&r), 2.0, &[&report(&s), &report(&r)])
+    });
 }

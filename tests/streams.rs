@@ -96,12 +96,24 @@ fn jsonl_streams_intervals_then_a_summary_per_side() {
             .filter(|l| l["type"] == "interval")
             .map(|l| l["thread_bytes"][0].as_u64().unwrap() as f64)
             .sum();
-        let total = lines.last().unwrap()["report"]["totals"]["bytes"]
-            .as_u64()
-            .unwrap() as f64;
-        // The intervals tile the window: their sum is the total, up to the bytes moved
-        // between the last interval's sample and the window's closing one.
-        assert_close(ivs, total, 1.0, "sum of the intervals vs the total");
+        let summary = &lines.last().unwrap()["report"];
+        let total = summary["totals"]["bytes"].as_u64().unwrap() as f64;
+        // The intervals tile the window up to the last one's end: their sum is the total
+        // less what moved between that sample and the window's closing one, which a late
+        // wake on a loaded machine widens (1.9 % in an ordinary user's run beside four
+        // CPU-bound loops), so the total is taken over the same share of the window.
+        let last_end = lines
+            .iter()
+            .rfind(|l| l["type"] == "interval")
+            .and_then(|l| l["end_s"].as_f64())
+            .unwrap();
+        let covered = (last_end / summary["duration_s"].as_f64().unwrap()).min(1.0);
+        assert_close(
+            ivs,
+            total * covered,
+            1.0,
+            "sum of the intervals vs the total",
+        );
     }
 }
 
