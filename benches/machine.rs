@@ -1,7 +1,8 @@
 //! The machine card a benchmark prints first, so a table can be read per machine: CPU
 //! model (with its family and model numbers, and whether it has fast short string moves,
-//! FSRM, with which the kernel copies socket data), CPUs, clock, kernel, the hypervisor's steal, and what a wake-up costs from one
-//! CPU to another (two pinned threads passing a token) beside the same on one CPU.
+//! FSRM, with which the kernel copies socket data), CPUs, clock, kernel, the hypervisor's
+//! steal, and what a wake-up costs from one CPU to another (two pinned threads passing a
+//! token) beside the same on one CPU.
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::{Duration, Instant};

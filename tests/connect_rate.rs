@@ -7,15 +7,11 @@ use std::time::Duration;
 use crate::netns::TwoHosts;
 use crate::util::{
     FdPeak, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, attempt_at,
-    close_or_starved, json, json_pair_at, multi_client, port, ports_in, promise, run, spawn,
-    spawn_in, spawn_limited, starved, validator, wait_listening,
+    close_or_starved, json, json_pair_at, multi_client, port, ports_in, promise, report, run,
+    spawn, spawn_in, spawn_limited, starved, validator, wait_listening,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
-
-fn report(d: &serde_json::Value) -> &serde_json::Value {
-    &d["reports"][0]
-}
 
 fn connections(d: &serde_json::Value) -> f64 {
     report(d)["connect"]["connections"].as_u64().unwrap() as f64

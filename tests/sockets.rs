@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::util::{
     Ports, assert_close, attempt_at, close_or_starved, json_pair_at, parse_tables, port, ports_in,
-    promise, run, spawn, spawn_limited,
+    promise, report, run, spawn, spawn_limited,
 };
 
 const LIMIT: Duration = Duration::from_secs(40);
@@ -458,7 +458,6 @@ fn bandwidth_limit_holds_from_the_first_byte() {
 #[test]
 fn a_slow_stream_under_a_high_rcvlowat_is_not_silent() {
     let _ports = Ports::take(1);
-    let report = |d: &serde_json::Value| d["reports"][0].clone();
     let bytes = |d: &serde_json::Value| report(d)["totals"]["bytes"].as_f64().unwrap();
     // The sides agree within 2 %, or the run says a loaded machine stretched one side's
     // window (as an ordinary user beside four CPU-bound loops: 49,152 against 50,176).
@@ -473,6 +472,6 @@ fn a_slow_stream_under_a_high_rcvlowat_is_not_silent() {
         assert_eq!(report(&r)["socket"]["applied"]["rcvlowat"], 1 << 20);
         // 100 kbit/s for 4 s is 50,000 bytes: far under the 1 MiB that would wake a read.
         assert!(bytes(&r) > 20_000.0, "{r}");
-        close_or_starved(bytes(&s), bytes(&r), 2.0, &[&report(&s), &report(&r)])
+        close_or_starved(bytes(&s), bytes(&r), 2.0, &[report(&s), report(&r)])
     });
 }

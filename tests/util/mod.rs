@@ -451,6 +451,11 @@ pub(crate) fn json(o: &Output) -> serde_json::Value {
     serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("JSON: {e}\n{o:?}"))
 }
 
+/// The first report of a `--format json` document (a side's, one direction).
+pub(crate) fn report(d: &serde_json::Value) -> &serde_json::Value {
+    &d["reports"][0]
+}
+
 /// A receiver (`-r 127.0.0.1 -p @1 --format json RX`) and a sender (`-s 127.0.0.1 -p @1
 /// --format json TX`), both of which must exit 0: their JSON documents.
 pub(crate) fn json_pair(rx: &str, tx: &str) -> (serde_json::Value, serde_json::Value) {
