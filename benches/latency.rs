@@ -2,9 +2,10 @@
 //! (1- and 64-byte messages) against netperf TCP_RR, neper tcp_rr and sockperf
 //! ping-pong, and ntttcp `--connect-rate` at one slot against netperf TCP_CRR and neper
 //! tcp_crr, then at its default 64 slots; interleaved, repeated, medians printed with
-//! ntttcp / peer ratios. Run: `cargo bench --bench latency -- [--seconds 5] [--reps 3]
-//! [--placement auto] [--baseline PATH]`; `--baseline` runs another build's `--rr` beside
-//! ours (its ratio printed like a peer's, with no goal).
+//! ntttcp / peer ratios and the goals judged on the per-rep ratios. Run: `cargo bench
+//! --bench latency -- [--seconds 5] [--reps 3] [--placement auto] [--baseline PATH]`;
+//! `--baseline` runs another build's `--rr` beside ours (its ratio printed like a
+//! peer's, with no goal).
 //!
 //! Peers are found on PATH (`netperf`/`netserver`, `tcp_rr`/`tcp_crr`, `sockperf`) and
 //! each is skipped with a line when missing. ntttcp runs with `--placement none` unless
@@ -15,14 +16,16 @@
 // Shared with the throughput bench, which uses the rest of them.
 #[allow(dead_code)]
 mod args;
+mod compare;
 mod machine;
 mod peers;
 #[allow(dead_code)]
 mod stats;
 mod tether;
 
+use compare::{Figures, Goal, rep_by_rep};
 use machine::{Card, Steal};
-use peers::{Figures, Probe};
+use peers::Probe;
 
 const OPTIONS: &[&str] = &["--seconds", "--reps", "--placement", "--baseline"];
 const USAGE: &str = "usage: cargo bench --bench latency -- [--seconds 5] [--reps 3] \
@@ -64,7 +67,8 @@ fn main() {
     );
 }
 
-/// Medians per probe, then ntttcp / peer per group: latency (lower is better) and rate.
+/// Medians per probe, then ntttcp / peer per group: the ratio of the medians, then rep
+/// by rep with the goal's verdict (latency: lower is better; rate: higher is better).
 fn summary(probes: &[Probe], results: &[Vec<Option<Figures>>]) {
     println!("\nmedians:");
     let med: Vec<Option<Figures>> = results.iter().map(|r| Figures::median_of(r)).collect();
@@ -88,9 +92,9 @@ fn summary(probes: &[Probe], results: &[Vec<Option<Figures>>]) {
         let (Some(ours), Some(theirs)) = (&med[ours_at], &med[i]) else {
             continue;
         };
-        println!("{:<34} {}", p.name(), ours.against(theirs, p.goal()));
-        let alike = peers::Goal::timed_alike(p.goal());
-        let reps = peers::rep_by_rep(&results[ours_at], &results[i], alike);
+        let alike = Goal::timed_alike(p.goal());
+        println!("{:<34} medians: {}", p.name(), ours.against(theirs, alike));
+        let reps = rep_by_rep(&results[ours_at], &results[i], p.goal());
         println!("{:<34} rep by rep: {reps}", "");
     }
 }

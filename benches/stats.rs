@@ -52,12 +52,16 @@ impl Paired {
 /// the reps in which both ran; None if there is no such rep.
 pub(crate) fn paired(ours: &[Run], peer: &[Run], figure: usize) -> Option<Paired> {
     let pick = |r: (f64, f64)| if figure == 0 { r.0 } else { r.1 };
-    let ratios: Vec<f64> = ours
+    let ratios = ours
         .iter()
         .zip(peer)
-        .filter_map(|(a, b)| Some(pick((*a)?) / pick((*b)?)))
-        .filter(|r| r.is_finite())
-        .collect();
+        .filter_map(|(a, b)| Some(pick((*a)?) / pick((*b)?)));
+    of_ratios(ratios.collect())
+}
+
+/// The summary of per-rep ratios ours / peer (those that are finite); None if none is.
+pub(crate) fn of_ratios(mut ratios: Vec<f64>) -> Option<Paired> {
+    ratios.retain(|r| r.is_finite());
     if ratios.is_empty() {
         return None;
     }
