@@ -2,7 +2,9 @@
 //! model (with its family and model numbers, and whether it has fast short string moves,
 //! FSRM, with which the kernel copies socket data), CPUs, clock, kernel, the hypervisor's
 //! steal, and what a wake-up costs from one CPU to another (two pinned threads passing a
-//! token) beside the same on one CPU.
+//! token) beside the same on one CPU, and how an idle CPU waits (the cpuidle driver, and
+//! for a KVM guest's haltpoll how long it polls before it halts: a CPU that halts at once
+//! makes every wake-up of it an exit to the hypervisor).
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
@@ -18,6 +20,8 @@ pub(crate) struct Card {
     pub(crate) same_core_us: Option<f64>,
     /// Steal over the second the card was measured in, percent.
     pub(crate) steal_percent: f64,
+    /// How an idle CPU waits: "haltpoll, polls up to 200 us", "intel_idle", "n/a".
+    pub(crate) idle: String,
 }
 
 impl Card {
@@ -52,6 +56,7 @@ impl Card {
             cross_core_us,
             same_core_us,
             steal_percent: steal.percent(),
+            idle: idle(),
         }
     }
 
@@ -62,11 +67,28 @@ impl Card {
             self.model, self.cpus, self.mhz, self.kernel
         );
         println!(
-            "machine: wake-up CPU 0 -> 1 {} (on one CPU {}), steal {:.1} %",
+            "machine: wake-up CPU 0 -> 1 {} (on one CPU {}), idle CPUs: {}, steal {:.1} %",
             us(self.cross_core_us),
             us(self.same_core_us),
+            self.idle,
             self.steal_percent
         );
+    }
+}
+
+/// The cpuidle driver, with haltpoll's limit on polling before a halt.
+fn idle() -> String {
+    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string());
+    let Ok(driver) = read("/sys/devices/system/cpu/cpuidle/current_driver") else {
+        return "n/a".into();
+    };
+    match read("/sys/module/haltpoll/parameters/guest_halt_poll_ns") {
+        Ok(ns) if driver == "haltpoll" => match ns.parse::<u64>() {
+            Ok(0) => "haltpoll, halt at once (guest_halt_poll_ns 0)".into(),
+            Ok(ns) => format!("haltpoll, poll up to {} us before a halt", ns / 1000),
+            Err(_) => format!("haltpoll ({ns})"),
+        },
+        _ => driver,
     }
 }
 
