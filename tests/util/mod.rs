@@ -482,12 +482,12 @@ pub(crate) fn json_pair_at(at: u16, rx: &str, tx: &str) -> (serde_json::Value, s
     json_pair(&(rx.to_string() + &p), &(tx.to_string() + &p))
 }
 
-/// A multi-client receiver (`-M`, 2 ports from @1, `-t 2`) and two senders with `extra`,
+/// A multi-client receiver (`-M`, 2 ports from `@at`, `-t 2`) and two senders with `extra`,
 /// the second the last client (`-L`) once the first waits for it; all must exit 0. Their
 /// outputs: (first sender, last sender, receiver), in JSON.
-pub(crate) fn multi_client(extra: &str) -> (Output, Output, Output) {
+pub(crate) fn multi_client_at(at: u16, extra: &str) -> (Output, Output, Output) {
     let limit = Duration::from_secs(30);
-    let m = "-P 2 -p @1 -t 2 --format json";
+    let m = format!("-P 2 -p @{at} -t 2 --format json");
     let r = spawn("receiver", &format!("-r 127.0.0.1 {m} -M"));
     let a = spawn("sender a", &format!("-s 127.0.0.1 -n 1 {m} {extra}"));
     a.wait_for_stderr("waiting for the last client", limit);
