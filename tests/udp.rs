@@ -384,10 +384,9 @@ fn stamped(session: u32, seq: u64, sent_ns: u64) -> Vec<u8> {
 /// 6 ms while their stamps claim 3 ms apart, so the transit time alternates by 3 ms. The
 /// sends take 1.2 s of the receiver's 2 s window, which opens at the first datagram, and
 /// end in its last second (the jitter figure is of flows heard from in the last second).
-/// A deep receive buffer keeps a starved receiver from losing any; an attempt whose
-/// sends this test got to late (0.4 s to spare), or whose own figures say it was starved
-/// (`starved`, or datagrams the host dropped for a full buffer), was starved: its worker
-/// may not have read the last datagrams by its edge.
+/// A deep receive buffer keeps a starved receiver from losing any; an attempt that went
+/// wrong was starved when its sends came late or its own figures say so
+/// (`handmade_starved`): its worker may not have read the last datagrams by its edge.
 #[test]
 fn loss_duplicates_reordering_and_jitter_from_handmade_datagrams() {
     let _ports = Ports::take(1);
