@@ -99,6 +99,57 @@ pub(crate) fn close_or_starved(
     ))
 }
 
+/// Whether two console sides' byte totals (`a`, `b`) agree within `pct` percent (the
+/// promise), with the runs' own word on whether they were starved when they do not
+/// (`tables_starved`, from every side's tables and stderr).
+pub(crate) fn tables_close_or_starved(
+    a: &Tables,
+    b: &Tables,
+    pct: f64,
+    stderr: &[&str],
+) -> Attempt {
+    let diff = (a.meg - b.meg).abs() / a.meg.max(b.meg).max(f64::MIN_POSITIVE) * 100.0;
+    if diff <= pct {
+        return Ok(());
+    }
+    Err((
+        format!("{} vs {} MB, apart by {diff:.3} %", a.meg, b.meg),
+        tables_starved(&[a, b], stderr),
+    ))
+}
+
+/// Why console runs say they were starved, or None: a side warned that its test was
+/// disturbed (a stall, its window past its plan, steal), or the sides' measured seconds
+/// differ by more than a tenth of a percent (one side's edge woke late).
+pub(crate) fn tables_starved(sides: &[&Tables], stderr: &[&str]) -> Option<String> {
+    let warned = stderr
+        .iter()
+        .flat_map(|e| e.lines())
+        .find(|l| l.contains("test disturbed"));
+    if let Some(l) = warned {
+        return Some(l.trim().to_string());
+    }
+    let (lo, hi) = sides.iter().fold((f64::MAX, 0.0_f64), |(lo, hi), t| {
+        (lo.min(t.realtime), hi.max(t.realtime))
+    });
+    (sides.len() > 1 && hi - lo > hi / 1000.0)
+        .then(|| format!("the sides measured {lo:.3} and {hi:.3} s"))
+}
+
+/// The share of `report`'s window that its jsonl `intervals` tile: the last one's end
+/// over the window, at most 1. The rest moved between that sample and the closing edge,
+/// which a late wake on a loaded machine widens (1.9 % of the bytes in an ordinary user's
+/// run beside four CPU-bound loops), so a sum of the intervals is held against the total
+/// over this share.
+pub(crate) fn covered(intervals: &[&serde_json::Value], report: &serde_json::Value) -> f64 {
+    let last_end = intervals
+        .iter()
+        .filter_map(|l| l["end_s"].as_f64())
+        .fold(0.0, f64::max);
+    let window = report["duration_s"].as_f64().expect("a window");
+    (last_end / window).min(1.0)
+}
+
 /// Why a run's own figures say it was starved, or None: the hypervisor's steal (5 % or
 /// more), this test's processes holding less than `SHARE` of the CPU time that was busy
 /// (other load had the rest), or a stall long enough to warn of. `reports` holds one

@@ -6,10 +6,10 @@ mod ports;
 mod resources;
 
 pub(crate) use figures::{
-    Attempt, Tables, apart_s, assert_close, close_or_starved, parse_tables, promise, starved,
-    windows_apart,
+    Attempt, Tables, apart_s, assert_close, close_or_starved, covered, parse_tables, promise,
+    starved, tables_close_or_starved, windows_apart,
 };
-pub(crate) use ports::{Ports, port, ports_in};
+pub(crate) use ports::{Ports, port, ports_in, shifted};
 pub(crate) use resources::{
     FdPeak, raise_own_nofile, rss_kib, socket_flags_at, socket_flags_towards,
 };

@@ -214,3 +214,13 @@ pub(crate) fn ports_in(s: &str) -> String {
     })
     .into_owned()
 }
+
+/// `s` with every `@K` moved to `@K+by`: the same run on ports of another attempt.
+pub(crate) fn shifted(s: &str, by: u16) -> String {
+    let re = regex::Regex::new(r"@(\d+)").expect("pattern");
+    re.replace_all(s, |c: &regex::Captures<'_>| {
+        let k: u16 = c[1].parse().expect("a port offset");
+        format!("@{}", k + by)
+    })
+    .into_owned()
+}
