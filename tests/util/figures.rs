@@ -72,9 +72,14 @@ pub(crate) fn parse_tables(stdout: &str) -> Vec<Tables> {
     out
 }
 
+/// How far apart `a` and `b` are, in percent of the larger.
+fn apart_pct(a: f64, b: f64) -> f64 {
+    (a - b).abs() / a.max(b).max(f64::MIN_POSITIVE) * 100.0
+}
+
 /// Asserts `a` and `b` agree within `pct` percent.
 pub(crate) fn assert_close(a: f64, b: f64, pct: f64, what: &str) {
-    let diff = (a - b).abs() / a.max(b).max(f64::MIN_POSITIVE) * 100.0;
+    let diff = apart_pct(a, b);
     assert!(
         diff <= pct,
         "{what}: {a} vs {b} differ by {diff:.3}% (> {pct}%)"
@@ -89,7 +94,7 @@ pub(crate) fn close_or_starved(
     pct: f64,
     reports: &[&serde_json::Value],
 ) -> Attempt {
-    let diff = (a - b).abs() / a.max(b).max(f64::MIN_POSITIVE) * 100.0;
+    let diff = apart_pct(a, b);
     if diff <= pct {
         return Ok(());
     }
@@ -108,7 +113,7 @@ pub(crate) fn tables_close_or_starved(
     pct: f64,
     stderr: &[&str],
 ) -> Attempt {
-    let diff = (a.meg - b.meg).abs() / a.meg.max(b.meg).max(f64::MIN_POSITIVE) * 100.0;
+    let diff = apart_pct(a.meg, b.meg);
     if diff <= pct {
         return Ok(());
     }
