@@ -2,6 +2,7 @@
 //! the NTttcp tables.
 
 mod figures;
+mod pairs;
 mod ports;
 mod resources;
 
@@ -9,6 +10,7 @@ pub(crate) use figures::{
     Attempt, Tables, apart_s, assert_close, close_or_starved, covered, parse_tables, promise,
     starved, tables_close_or_starved, windows_apart,
 };
+pub(crate) use pairs::{attempt_at, json_pair, json_pair_at, multi_client_at};
 pub(crate) use ports::{Ports, port, ports_in, shifted};
 pub(crate) use resources::{
     FdPeak, raise_own_nofile, rss_kib, socket_flags_at, socket_flags_towards,
@@ -454,49 +456,4 @@ pub(crate) fn json(o: &Output) -> serde_json::Value {
 /// The first report of a `--format json` document (a side's, one direction).
 pub(crate) fn report(d: &serde_json::Value) -> &serde_json::Value {
     &d["reports"][0]
-}
-
-/// A receiver (`-r 127.0.0.1 -p @1 --format json RX`) and a sender (`-s 127.0.0.1 -p @1
-/// --format json TX`), both of which must exit 0: their JSON documents.
-pub(crate) fn json_pair(rx: &str, tx: &str) -> (serde_json::Value, serde_json::Value) {
-    let limit = Duration::from_secs(30);
-    let r = spawn(
-        "receiver",
-        &format!("-r 127.0.0.1 -p @1 --format json {rx}"),
-    );
-    let so = run(&format!("-s 127.0.0.1 -p @1 --format json {tx}"), limit);
-    let ro = r.wait(limit);
-    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
-    (json(&so), json(&ro))
-}
-
-/// The first port offset of attempt `i` of case `k` of a promise (`promise`): 25 ports
-/// each, two attempts per case, so no attempt reuses another's ports.
-pub(crate) fn attempt_at(k: usize, i: usize) -> u16 {
-    1 + 25 * (2 * k + i) as u16
-}
-
-/// `json_pair` on ports from `@at` (`attempt_at`) instead of `@1`.
-pub(crate) fn json_pair_at(at: u16, rx: &str, tx: &str) -> (serde_json::Value, serde_json::Value) {
-    let p = format!(" -p @{at}");
-    json_pair(&(rx.to_string() + &p), &(tx.to_string() + &p))
-}
-
-/// A multi-client receiver (`-M`, 2 ports from `@at`, `-t 2`) and two senders with `extra`,
-/// the second the last client (`-L`) once the first waits for it; all must exit 0. Their
-/// outputs: (first sender, last sender, receiver), in JSON.
-pub(crate) fn multi_client_at(at: u16, extra: &str) -> (Output, Output, Output) {
-    let limit = Duration::from_secs(30);
-    let m = format!("-P 2 -p @{at} -t 2 --format json");
-    let r = spawn("receiver", &format!("-r 127.0.0.1 {m} -M"));
-    let a = spawn("sender a", &format!("-s 127.0.0.1 -n 1 {m} {extra}"));
-    a.wait_for_stderr("waiting for the last client", limit);
-    let b = run(&format!("-s 127.0.0.1 -n 1 {m} {extra} -L"), limit);
-    let (ao, ro) = (a.wait(limit), r.wait(limit));
-    assert_eq!(
-        (ao.code(), b.code(), ro.code()),
-        (Some(0), Some(0), Some(0)),
-        "{ao:?}\n{b:?}\n{ro:?}"
-    );
-    (ao, b, ro)
 }
