@@ -82,13 +82,17 @@ fn bidir_over_loopback_both_ways_agree() {
         promise("both ways within 0.5 %", |i| {
             let (s, r) = json_pair_at(attempt_at(k, i), rx, tx);
             assert_both_ways(&s, &r);
-            for d in [&s, &r] {
-                for dir in ["send", "receive"] {
-                    assert!(bytes(way(d, dir)) > 1e8, "loopback moves far more: {d}");
-                }
-            }
             let conns = way(&r, "receive")["connections"].as_u64().unwrap();
             assert_eq!(way(&r, "send")["connections"], conns, "{r}");
+            // Loopback moves far more than 100 MB each way, unless the run was starved.
+            let least = [&s, &r]
+                .iter()
+                .flat_map(|d| ["send", "receive"].map(|dir| bytes(way(d, dir))))
+                .fold(f64::MAX, f64::min);
+            if least <= 1e8 {
+                let reports = [&s["reports"][0], &r["reports"][0]];
+                return Err((format!("{least} bytes one way"), starved(&reports)));
+            }
             agree(&s, &r, 0.5)
         });
     }
