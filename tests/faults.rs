@@ -132,7 +132,12 @@ fn timeout_stops_a_sender_and_the_totals_are_printed_every_time() {
         assert_eq!(s.code(), Some(124), "run {i}: timeout's status: {s:?}");
         let t = parse_tables(&s.stdout);
         assert_eq!(t.len(), 1, "run {i}: no totals after SIGTERM: {s:?}");
-        assert!(t[0].meg > 1.0 && t[0].realtime < 5.0, "run {i}: {:?}", t[0]);
+        // A sender measures from its window's start to the SIGTERM: more than a
+        // megabyte, unless a starved start left it under a second of its 2 s (0.003 s
+        // and 0.25 MB beside the root suite and four CPU-bound loops).
+        let t = &t[0];
+        assert!(t.realtime < 5.0, "run {i}: {t:?}");
+        assert!(t.meg > 1.0 || t.realtime < 1.0, "run {i}: {t:?}");
         assert!(!s.stderr.contains("exiting"), "run {i}: {}", s.stderr);
         r.signal(9);
         let _ = r.wait(Duration::from_secs(10));
@@ -278,11 +283,14 @@ fn a_hold_receiver_drops_a_hostile_start_and_serves_the_next_sender() {
 }
 
 /// A receiver stopped (SIGSTOP) mid-test: the sender faults on the silence and ends; the
-/// receiver, continued, finds its test cut short and says so with exit 1.
+/// receiver, continued, finds its test cut short and says so with exit 1. The test is
+/// planned for 20 s so that the stop falls inside it even when this test sees the first
+/// interval line seconds late (5.5 s late beside the root suite and four CPU-bound loops,
+/// past a 6 s plan: the receiver had then completed its window); both sides end early.
 #[test]
 fn a_receiver_stopped_mid_test_reports_the_test_its_sender_abandoned() {
     let _ports = Ports::take(1);
-    let (r, s) = running_pair(port(1), 6, "--format json", "--timeout 2");
+    let (r, s) = running_pair(port(1), 20, "--format json", "--timeout 2");
     r.signal(19);
     let so = s.wait(Duration::from_secs(30));
     r.signal(18);
@@ -293,7 +301,7 @@ fn a_receiver_stopped_mid_test_reports_the_test_its_sender_abandoned() {
     let doc = json(&ro.stdout);
     let end = &doc["reports"][0]["end"];
     assert!(end["early"].is_object(), "{end}");
-    assert!(end["measured_s"].as_f64().unwrap() < 6.0, "{end}");
+    assert!(end["measured_s"].as_f64().unwrap() < 20.0, "{end}");
 }
 
 /// SIGTERM is an interruption: the figures measured so far, exit 130.
