@@ -90,7 +90,7 @@ fn bidir_over_loopback_both_ways_agree() {
                 .flat_map(|d| ["send", "receive"].map(|dir| bytes(way(d, dir))))
                 .fold(f64::MAX, f64::min);
             if least <= 1e8 {
-                let reports = [&s["reports"][0], &r["reports"][0]];
+                let reports = [report(&s), report(&r)];
                 return Err((format!("{least} bytes one way"), starved(&reports)));
             }
             agree(&s, &r, 0.5)

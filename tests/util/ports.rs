@@ -208,19 +208,19 @@ pub(crate) fn port(k: u16) -> u16 {
 
 /// `s` with every `@K` replaced by port K of this test's block.
 pub(crate) fn ports_in(s: &str) -> String {
-    let re = regex::Regex::new(r"@(\d+)").expect("pattern");
-    re.replace_all(s, |c: &regex::Captures<'_>| {
-        port(c[1].parse().expect("a port offset")).to_string()
-    })
-    .into_owned()
+    each_offset(s, |k| port(k).to_string())
 }
 
 /// `s` with every `@K` moved to `@K+by`: the same run on ports of another attempt.
 pub(crate) fn shifted(s: &str, by: u16) -> String {
+    each_offset(s, |k| format!("@{}", k + by))
+}
+
+/// `s` with every `@K` (a port offset) replaced by `with(K)`.
+fn each_offset(s: &str, with: impl Fn(u16) -> String) -> String {
     let re = regex::Regex::new(r"@(\d+)").expect("pattern");
     re.replace_all(s, |c: &regex::Captures<'_>| {
-        let k: u16 = c[1].parse().expect("a port offset");
-        format!("@{}", k + by)
+        with(c[1].parse().expect("a port offset"))
     })
     .into_owned()
 }
