@@ -365,7 +365,6 @@ fn latency_between_namespaces_follows_a_shaped_link_ipv4_and_ipv6() {
             assert_both_count(&sd, &rd, 1);
             let p50_ms = rr(&sd)["latency_us"]["p50"].as_f64().unwrap() / 1000.0;
             eprintln!("{six} --rr {size}: p50 {p50_ms:.3} ms (shaped: {want:.3} ms)");
-            eprintln!("{six} --rr {size}: p50 {p50_ms:.3} ms (shaped: {want:.3} ms)");
             if far {
                 // Shaping only adds: a busy machine may add a little more, never less.
                 assert!(
@@ -376,18 +375,38 @@ fn latency_between_namespaces_follows_a_shaped_link_ipv4_and_ipv6() {
                 assert!(p50_ms < 0.2 * want, "{six} --rr 1 p50 {p50_ms:.2} ms");
             }
         }
-        // A bulk test over the same link: one 64 KiB segment alone takes 5 ms at
-        // 100 Mbit/s, so the round trips TCP_INFO reports are milliseconds, and the queue
-        // tbf allows (200 ms) bounds them.
-        let m = ports_in(&format!("-P 1 -p @{k} -t 2 {six} --format json"));
+        bulk_round_trips_are_the_links(&h, &target, &bind, six, k);
+    }
+}
+
+/// A bulk test over the shaped link: with the link full its queue holds milliseconds of
+/// data (about 3 ms measured on an idle machine, where the unshaped path's round trip is
+/// tens of microseconds), so the round trips TCP_INFO reports are a millisecond or more,
+/// and the queue tbf allows (200 ms) bounds them. A promise: a sender that did not keep
+/// the link full (under 90 % of its 100 Mbit/s) left the queue short, and its round
+/// trips with it (1.6 ms beside the root suite and four CPU-bound loops).
+fn bulk_round_trips_are_the_links(h: &TwoHosts, target: &str, bind: &str, six: &str, k: u16) {
+    let what = format!("{six} bulk round trips over the shaped link");
+    promise(&what, |i| {
+        let m = ports_in(&format!(
+            "-P 1 -p @{} -t 2 {six} --format json",
+            k + 50 * i as u16
+        ));
         let r = spawn_in(&h.b, "receiver", &format!("-r {bind} {m}"));
         let so = spawn_in(&h.a, "sender", &format!("-s {target} -n 1 {m}")).wait(LIMIT);
         let ro = r.wait(LIMIT);
         assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
-        let rtt = &json(&so)["reports"][0]["rtt_us"];
+        let sd = json(&so);
+        let rtt = &report(&sd)["rtt_us"];
         let p50_ms = rtt["p50"].as_f64().unwrap() / 1000.0;
-        assert!((2.0..=250.0).contains(&p50_ms), "{six} bulk RTT {rtt}");
-    }
+        let mbits = report(&sd)["totals"]["bits_per_second"].as_f64().unwrap() / 1e6;
+        eprintln!("{six} bulk: RTT {rtt} at {mbits:.1} Mbit/s");
+        if (1.0..=250.0).contains(&p50_ms) {
+            return Ok(());
+        }
+        let short = (mbits < 90.0).then(|| format!("the link not kept full: {mbits:.1} Mbit/s"));
+        Err((format!("bulk RTT {rtt}"), short))
+    });
 }
 
 /// A latency test without -m, -P or -n runs one connection, as netperf, neper and
