@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::netns::TwoHosts;
 use crate::util::{
     Ports, Scratch, assert_usage_errors, assert_valid, attempt_at, json, json_pair,
-    multi_client_at, port, ports_in, promise, report, run, socket_flags_at, spawn, spawn_in,
-    starved, validator,
+    multi_client_at, port, ports_in, promise, report, run, shifted, socket_flags_at, spawn,
+    spawn_in, starved, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -388,10 +388,8 @@ fn latency_between_namespaces_follows_a_shaped_link_ipv4_and_ipv6() {
 fn bulk_round_trips_are_the_links(h: &TwoHosts, target: &str, bind: &str, six: &str, k: u16) {
     let what = format!("{six} bulk round trips over the shaped link");
     promise(&what, |i| {
-        let m = ports_in(&format!(
-            "-P 1 -p @{} -t 2 {six} --format json",
-            k + 50 * i as u16
-        ));
+        let args = format!("-P 1 -p @{k} -t 2 {six} --format json");
+        let m = ports_in(&shifted(&args, 50 * i as u16));
         let r = spawn_in(&h.b, "receiver", &format!("-r {bind} {m}"));
         let so = spawn_in(&h.a, "sender", &format!("-s {target} -n 1 {m}")).wait(LIMIT);
         let ro = r.wait(LIMIT);
