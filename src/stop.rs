@@ -77,30 +77,24 @@ impl Flag {
 /// `timeout` sends SIGTERM to the process and then to its whole process group.
 pub(crate) const SAME_INTERRUPTION: Duration = Duration::from_secs(1);
 
-/// Sets `flag` on the first SIGINT, SIGTERM or SIGHUP. The process never exits from a
-/// signal: every wait after an interruption is bounded, so the figures measured so far
-/// are always printed; a later signal only says that they are on their way.
+/// Sets `flag` on the first interruption (SIGINT, SIGTERM or SIGHUP; on Windows the
+/// console's Ctrl+C, Ctrl+Break or close). The process never exits from one: every wait
+/// after an interruption is bounded, so the figures measured so far are always printed; a
+/// later interruption only says that they are on their way.
 pub(crate) fn install_signal_handlers(flag: Flag) -> std::io::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            let mut first = None;
-            let mut told = false;
-            for _ in signals.forever() {
-                let Some(at) = first else {
-                    first = Some(std::time::Instant::now());
-                    flag.trigger();
-                    continue;
-                };
-                if at.elapsed() >= SAME_INTERRUPTION && !told {
-                    told = true;
-                    eprintln!("ntttcp: already stopping; the results measured so far follow");
-                }
-            }
-        })?;
-    Ok(())
+    let mut first: Option<std::time::Instant> = None;
+    let mut told = false;
+    crate::sys::signals::on_interrupt(move || {
+        let Some(at) = first else {
+            first = Some(std::time::Instant::now());
+            flag.trigger();
+            return;
+        };
+        if at.elapsed() >= SAME_INTERRUPTION && !told {
+            told = true;
+            eprintln!("ntttcp: already stopping; the results measured so far follow");
+        }
+    })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod beyond;
 mod floors;
 mod help;
 pub(crate) mod host;
+mod platform;
 mod rules;
 pub(crate) mod values;
 pub(crate) mod winstyle;
@@ -118,6 +119,7 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
     if let Some(kind) = &cli.generate {
         return Ok(Parsed::Generated(generate(kind)));
     }
+    platform::check(&matches, &normalized, crate::sys::OS)?;
     let file = |p: &Option<std::path::PathBuf>, long: &str| {
         let flag = typed_flag(long, &normalized);
         p.as_ref()

@@ -71,7 +71,7 @@ async fn connect_from(addr: SocketAddr, source: &Source) -> io::Result<TcpStream
         TcpSocket::new_v4()?
     };
     if let Some(dev) = &source.device {
-        sock.bind_device(Some(dev.as_bytes()))?;
+        crate::sys::socket::bind_device(&sock, dev)?;
     }
     sock.bind(SocketAddr::new(ip, 0))?;
     sock.connect(addr).await

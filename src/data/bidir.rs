@@ -5,7 +5,6 @@
 //! sender's (TCP_INFO); what it reads in its second state, as a receiver's.
 
 use std::io;
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
 use socket2::SockRef;
@@ -19,7 +18,7 @@ use super::plan::SendPlan;
 use super::reverse::{Receiving, read_all, scratch};
 use super::sending::{closed, wait_start};
 use super::tasks::on_runtime;
-use super::tcp_send::{Withdraw, open_announced, wind_up};
+use super::tcp_send::{Withdraw, delivering, open_announced, wind_up};
 use super::worker::{FinishGuard, WorkerState};
 
 /// Body of a both-ways worker thread; `index` is its thread number.
@@ -45,8 +44,7 @@ pub(crate) fn bidir_worker(
     let Some(socks) = open_announced(&plan, &me, &stop, head) else {
         return;
     };
-    *me.delivering.lock().unwrap_or_else(|p| p.into_inner()) =
-        socks.iter().map(|s| s.as_raw_fd()).collect();
+    *me.delivering.lock().unwrap_or_else(|p| p.into_inner()) = delivering(&socks);
     let withdraw = Withdraw(&me);
     let listed = Receiving::register(&back, &socks);
     if !wait_start(&start, &stop) {

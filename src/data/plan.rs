@@ -3,7 +3,6 @@
 
 use std::io::{self, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
-use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -129,7 +128,7 @@ impl Payload {
     pub(super) fn send(&self, s: &TcpStream, len: usize, at: &mut usize) -> io::Result<usize> {
         let n = match self {
             Self::Copy(b) => (&*s).write(&b[..len])?,
-            Self::File(f, ..) => crate::sys::socket::sendfile(s.as_fd(), f, *at, len)?,
+            Self::File(f, ..) => crate::sys::socket::sendfile(s, f, *at, len)?,
         };
         self.advance(at, n);
         Ok(n)
@@ -147,7 +146,7 @@ impl Payload {
             Self::File(f, ..) => {
                 let from = *at;
                 s.async_io(Interest::WRITABLE, || {
-                    crate::sys::socket::sendfile(s.as_fd(), f, from, len)
+                    crate::sys::socket::sendfile(s, f, from, len)
                 })
                 .await?
             }

@@ -8,13 +8,13 @@ use std::cell::RefCell;
 use std::io;
 use std::mem::MaybeUninit;
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
 use socket2::SockRef;
 use tokio::io::Interest;
 
 use crate::stop::Flag;
+use crate::sys::AsSock;
 
 use super::aligned::Aligned;
 use super::header::Header;
@@ -120,7 +120,7 @@ impl<'a> Receiving<'a> {
         me.receiving
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .extend(socks.iter().map(|s| s.as_raw_fd()));
+            .extend(socks.iter().map(|s| s.raw_sock()));
         Self { me }
     }
 }

@@ -113,7 +113,7 @@ pub(crate) fn sender_socket(
         // A pinned port may still be in TIME_WAIT from the previous run.
         sock.set_reuse_address(true)?;
         if let Some(dev) = device {
-            sock.bind_device(Some(dev.as_bytes()))?;
+            crate::sys::socket::bind_device(&sock, dev)?;
         }
         sock.bind(&SockAddr::from(*addr))
             .map_err(|e| io::Error::new(e.kind(), format!("bind source {addr}: {e}")))?;

@@ -5,7 +5,6 @@ use std::cell::{Cell, RefCell};
 use std::io;
 use std::mem::MaybeUninit;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -15,6 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 
 use crate::admission::{Admission, Admit, WorkerGate};
 use crate::stop::Flag;
+use crate::sys::AsSock;
 
 use super::aligned::{Aligned, FILL_LEN, fill};
 use super::answer;
@@ -59,7 +59,7 @@ pub(crate) fn recv_worker(
             listener.set_nonblocking(true)?;
             let listener = tokio::net::TcpListener::from_std(listener)?;
             // Declared after `listener`, so dropped before it closes.
-            let _listed = Listening::register(&me, listener.as_raw_fd());
+            let _listed = Listening::register(&me, listener.raw_sock());
             loop {
                 tokio::select! {
                     r = listener.accept() => match r {
@@ -200,7 +200,7 @@ async fn drain(
     flows: Flows,
 ) {
     // Declared after `s`, so dropped before it closes: also when the task is cancelled.
-    let _open = Open::register(&me, &gate, s.as_raw_fd());
+    let _open = Open::register(&me, &gate, s.raw_sock());
     match opening(&mut s, &me).await {
         Ok(First::Header(Header::Echo { size })) => {
             me.rr_size.store(u64::from(size), Ordering::Relaxed);
@@ -221,7 +221,7 @@ async fn drain(
         Ok(First::Header(Header::Reverse { size })) => {
             // Listed and flagged before the connection counts as flowing: a receiver
             // without sync samples its first edge then, and must see it as a sending one.
-            let _listed = Pouring::register(Some(&me), &out, s.as_raw_fd());
+            let _listed = Pouring::register(Some(&me), &out, s.raw_sock());
             flows.send_modify(|n| *n += 1);
             pour(&s, &out, size as usize).await;
         }
@@ -246,7 +246,7 @@ async fn both_ways(
     size: usize,
 ) {
     me.bidir.store(true, Ordering::Release);
-    let _listed = Pouring::register(None, out, s.as_raw_fd());
+    let _listed = Pouring::register(None, out, s.raw_sock());
     tokio::select! {
         () = bulk(s, plan, me, flows, true) => {}
         () = pour(s, out, size) => {}
@@ -301,9 +301,9 @@ async fn bulk(
     flows: &Flows,
     mut flowing: bool,
 ) {
-    let flags = if plan.skip_copy { libc::MSG_TRUNC } else { 0 };
+    let flags = crate::sys::socket::recv_flags(plan.skip_copy);
     let sock = SockRef::from(s);
-    let mss = sock.tcp_mss().ok();
+    let mss = crate::sys::socket::tcp_mss(s);
     let len = plan.read.for_mss(mss);
     me.read_len.fetch_max(len, Ordering::Relaxed);
     if let Some(lowat) = rcvlowat(plan.rcvlowat, mss)
@@ -409,7 +409,7 @@ const MAX_POUR: usize = FILL_LEN;
 /// closes) what it delivered is kept in `retired`.
 struct Pouring<'a> {
     out: &'a WorkerState,
-    fd: std::os::fd::RawFd,
+    fd: crate::sys::RawSock,
 }
 
 impl<'a> Pouring<'a> {
@@ -417,19 +417,21 @@ impl<'a> Pouring<'a> {
     fn register(
         unlist: Option<&WorkerState>,
         out: &'a WorkerState,
-        fd: std::os::fd::RawFd,
+        fd: crate::sys::RawSock,
     ) -> Self {
         fn lock(
-            l: &std::sync::Mutex<Vec<std::os::fd::RawFd>>,
-        ) -> std::sync::MutexGuard<'_, Vec<std::os::fd::RawFd>> {
+            l: &std::sync::Mutex<Vec<crate::sys::RawSock>>,
+        ) -> std::sync::MutexGuard<'_, Vec<crate::sys::RawSock>> {
             l.lock().unwrap_or_else(|p| p.into_inner())
         }
         if let Some(me) = unlist {
             lock(&me.receiving).retain(|&x| x != fd);
         }
-        lock(&out.delivering).push(fd);
+        if crate::sys::socket::reports_delivery(fd) {
+            lock(&out.delivering).push(fd);
+            out.pours.store(true, Ordering::Release);
+        }
         out.open.fetch_add(1, Ordering::Release);
-        out.pours.store(true, Ordering::Release);
         Self { out, fd }
     }
 }
@@ -455,12 +457,12 @@ impl Drop for Pouring<'_> {
 struct Open<'a> {
     me: &'a WorkerState,
     gate: &'a Admission,
-    fd: std::os::fd::RawFd,
+    fd: crate::sys::RawSock,
 }
 
 impl<'a> Open<'a> {
     /// `Port::take` and the gate have already counted the connection as open.
-    fn register(me: &'a WorkerState, gate: &'a Admission, fd: std::os::fd::RawFd) -> Self {
+    fn register(me: &'a WorkerState, gate: &'a Admission, fd: crate::sys::RawSock) -> Self {
         me.receiving
             .lock()
             .unwrap_or_else(|p| p.into_inner())

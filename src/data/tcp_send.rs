@@ -6,7 +6,6 @@
 
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -16,6 +15,7 @@ use socket2::{Protocol, SockAddr, SockRef, Type};
 use crate::config::{IoMode, Lowat, SockOpts};
 use crate::pace::Pacers;
 use crate::stop::Flag;
+use crate::sys::AsSock;
 use crate::sys::socket::tcp_info;
 
 use super::header::Header;
@@ -38,8 +38,7 @@ pub(crate) fn send_worker(
     };
     // The control plane reads what each connection delivered from these descriptors: the
     // sockets stay open until "stop", whatever happens to them meanwhile.
-    *me.delivering.lock().unwrap_or_else(|p| p.into_inner()) =
-        socks.iter().map(|s| s.as_raw_fd()).collect();
+    *me.delivering.lock().unwrap_or_else(|p| p.into_inner()) = delivering(&socks);
     let _withdraw = Withdraw(&me);
     if !wait_start(&start, &stop) {
         return;
@@ -147,6 +146,16 @@ fn open_all(plan: &SendPlan, me: &WorkerState, stop: &Flag) -> Option<Vec<TcpStr
     Some(socks)
 }
 
+/// The handles of `socks` the control plane can read delivered bytes from (all of them on
+/// Linux; none where the OS does not say, and then the worker's written bytes count).
+pub(super) fn delivering(socks: &[TcpStream]) -> Vec<crate::sys::RawSock> {
+    socks
+        .iter()
+        .map(|s| s.raw_sock())
+        .filter(|&s| crate::sys::socket::reports_delivery(s))
+        .collect()
+}
+
 /// Withdraws a worker's published descriptors when dropped, before its sockets close;
 /// what they delivered stays counted (`retired`), so that a sample taken after (a late
 /// edge on a loaded machine) still gives delivered bytes, not the bytes written.
@@ -192,7 +201,9 @@ fn connect(
                 if let Some(rate) = opts.pacing_rate {
                     crate::sys::socket::set_max_pacing_rate(&sock, rate)?;
                 }
-                if let Some(bytes) = notsent_lowat(opts.notsent_lowat, sock.tcp_mss().ok(), sole) {
+                if let Some(bytes) =
+                    notsent_lowat(opts.notsent_lowat, crate::sys::socket::tcp_mss(&sock), sole)
+                {
                     crate::sys::socket::set_notsent_lowat(&sock, bytes)?;
                 }
                 let s: TcpStream = sock.into();

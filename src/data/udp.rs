@@ -65,7 +65,7 @@ pub(crate) fn max_payload(target: &SocketAddr) -> usize {
 fn retry(e: &io::Error) -> bool {
     transient(e)
         || e.kind() == io::ErrorKind::ConnectionRefused
-        || e.raw_os_error() == Some(libc::ENOBUFS)
+        || crate::sys::socket::is_out_of_buffers(e)
 }
 
 /// A connected UDP socket to `target` with `opts`' buffer sizes, bound to `local`.

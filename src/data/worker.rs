@@ -95,10 +95,10 @@ pub(crate) struct WorkerState {
     pub udp: udp::DatagramCounters,
     /// TCP sender: its connections' descriptors, while they are open (published once all
     /// are up, withdrawn at stop before they close); `sample` reads what each delivered.
-    pub delivering: Mutex<Vec<std::os::fd::RawFd>>,
+    pub delivering: Mutex<Vec<crate::sys::RawSock>>,
     /// TCP receiver: its open connections' descriptors (added when accepted, removed
     /// under this lock before they close); `sample` adds what each holds unread.
-    pub receiving: Mutex<Vec<std::os::fd::RawFd>>,
+    pub receiving: Mutex<Vec<crate::sys::RawSock>>,
     /// Receiver's sending count: connections of this test (reverse or both-ways) send
     /// through it, and its bytes are those delivered, as a sender's. A TCP sender's, once
     /// it has withdrawn its connections: its bytes stay those they delivered.
@@ -114,7 +114,7 @@ pub(crate) struct WorkerState {
     /// lock before it closes); in a connection-rate test `sample` adds the connections
     /// its kernel has established but the worker has not yet accepted, as it adds the
     /// bytes a connection holds unread.
-    pub listening: Mutex<Option<std::os::fd::RawFd>>,
+    pub listening: Mutex<Option<crate::sys::RawSock>>,
     /// Request/response: the request size its connections use (a receiver learns it
     /// from their headers); 0 in a stream test.
     pub rr_size: AtomicU64,
@@ -283,7 +283,7 @@ impl WorkerState {
     /// window's `edge` each first sends the acknowledgement it owes).
     pub(crate) fn unread(&self, edge: bool) -> u64 {
         let fds = self.receiving.lock().unwrap_or_else(|p| p.into_inner());
-        let unread = |&fd: &std::os::fd::RawFd| {
+        let unread = |&fd: &crate::sys::RawSock| {
             if edge {
                 crate::sys::socket::flush_ack(fd);
             }
@@ -390,7 +390,7 @@ pub(super) fn runtime() -> io::Result<tokio::runtime::Runtime> {
 pub(super) struct Listening<'a>(&'a WorkerState);
 
 impl<'a> Listening<'a> {
-    pub(super) fn register(me: &'a WorkerState, fd: std::os::fd::RawFd) -> Self {
+    pub(super) fn register(me: &'a WorkerState, fd: crate::sys::RawSock) -> Self {
         *me.listening.lock().unwrap_or_else(|p| p.into_inner()) = Some(fd);
         Self(me)
     }

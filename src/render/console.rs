@@ -45,8 +45,11 @@ pub(crate) fn render(r: &Report, hide_per_thread: bool) -> String {
     o.push_str("============= ============= =============== ==============\n");
     let _ = writeln!(
         o,
-        "{:>13.3} {:>13.3}   {:>13.3}  {:>13.3}",
-        t.dpcs_per_s, t.pkts_per_dpc, t.intr_per_s, t.pkts_per_intr
+        "{:>13} {:>13}   {:>13}  {:>13}",
+        super::fixed3(t.dpcs_per_s),
+        super::fixed3(t.pkts_per_dpc),
+        super::fixed3(t.intr_per_s),
+        super::fixed3(t.pkts_per_intr)
     );
     o.push_str("\n\nPackets Sent Packets Received Retransmits Errors Avg. CPU %\n");
     o.push_str("============ ================ =========== ====== ==========\n");
@@ -84,10 +87,12 @@ fn verbose_tables(o: &mut String, r: &Report) {
         o.push_str("\n\nConn Thread Local Port  RTT(us) RTTVar(us) Cwnd(segs)  MSS(B) Retrans\n");
         o.push_str("==== ====== ========== ======== ========== ========== ======= =======\n");
         for (i, c) in r.tcp_connections.iter().enumerate() {
+            let known = |v: Option<u32>| v.map_or_else(|| "n/a".to_string(), |v| v.to_string());
+            let (rttvar, retrans) = (known(c.rttvar_us), known(c.retransmits));
             let _ = writeln!(
                 o,
-                "{i:>4} {:>6} {:>10} {:>8} {:>10} {:>10} {:>7} {:>7}",
-                c.thread, c.local_port, c.rtt_us, c.rttvar_us, c.cwnd, c.mss, c.retransmits
+                "{i:>4} {:>6} {:>10} {:>8} {rttvar:>10} {:>10} {:>7} {retrans:>7}",
+                c.thread, c.local_port, c.rtt_us, c.cwnd, c.mss
             );
         }
     }

@@ -260,8 +260,10 @@ fn thread(r: &Report, t: &crate::report::Thread) -> J {
 fn totals(r: &Report) -> Vec<Member> {
     let l = stats::linux(r);
     let w = stats::windows(r);
-    let (irq_total, irq_rate) = stats::dev_or_system_interrupts(r);
+    let irq = stats::dev_or_system_interrupts(r);
+    let (irq_total, irq_rate) = (irq.map(|i| i.0.to_string()), irq.map(|i| i.1));
     let m = |unit: &'static str, v: f64| mv(unit, format!("{v:.3}"));
+    let known = |unit: &'static str, v: Option<f64>| mv(unit, super::fixed3(v));
     vec![
         ("totalBytes", mv("MB", format!("{:.6}", l.mb))),
         ("realTime", mv("s", format!("{:.6}", r.duration_s))),
@@ -283,12 +285,15 @@ fn totals(r: &Report) -> Vec<Member> {
         ("totalBuffers", s(format!("{:.3}", w.buffers))),
         (
             "avgPacketsPerInterrupt",
-            m("packets/interrupt", w.pkts_per_intr),
+            known("packets/interrupt", w.pkts_per_intr),
         ),
-        ("interrupt", m("count/sec", irq_rate)),
-        ("interruptTotal", mv("count", irq_total.to_string())),
-        ("dpcs", m("count/sec", w.dpcs_per_s)),
-        ("avgPacketsPerDpc", m("packets/dpc", w.pkts_per_dpc)),
+        ("interrupt", known("count/sec", irq_rate)),
+        (
+            "interruptTotal",
+            mv("count", irq_total.unwrap_or_else(|| super::UNKNOWN.into())),
+        ),
+        ("dpcs", known("count/sec", w.dpcs_per_s)),
+        ("avgPacketsPerDpc", known("packets/dpc", w.pkts_per_dpc)),
         ("cycles", m("cycles/byte", l.cycles_per_byte)),
         ("packetsSent", s(w.packets_sent)),
         ("packetsReceived", s(w.packets_received)),

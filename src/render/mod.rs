@@ -25,6 +25,14 @@ fn direction_word(d: Direction) -> &'static str {
     }
 }
 
+/// A figure with three decimals, or `UNKNOWN` when the system does not give it.
+fn fixed3(v: Option<f64>) -> String {
+    v.map_or_else(|| UNKNOWN.to_string(), |v| format!("{v:.3}"))
+}
+
+/// How every text output writes a figure the system does not give (never 0).
+const UNKNOWN: &str = "n/a";
+
 /// `True` / `False`, as both originals write booleans.
 fn tf(b: bool) -> &'static str {
     if b { "True" } else { "False" }

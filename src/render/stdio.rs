@@ -17,7 +17,7 @@ pub(crate) fn try_out(text: &str) -> std::io::Result<()> {
         .and_then(|()| stdout.flush());
     match r {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) if e.raw_os_error() == Some(libc::EBADF) => Ok(()),
+        Err(e) if crate::sys::is_closed_handle(&e) => Ok(()),
         other => other,
     }
 }

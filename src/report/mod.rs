@@ -339,10 +339,12 @@ pub(crate) struct Network {
     pub retransmits: u64,
     /// Failed connection attempts (`AttemptFails`, NTttcp's "Errors").
     pub failed_attempts: u64,
-    /// Interrupts (/proc/stat `intr`).
-    pub interrupts: u64,
-    /// NET_RX soft interrupts (/proc/softirqs; NTttcp's DPCs).
-    pub net_rx_softirqs: u64,
+    /// Interrupts (Linux: /proc/stat `intr`; Windows: the processors' interrupt
+    /// counts); null where the system does not say.
+    pub interrupts: Option<u64>,
+    /// NET_RX soft interrupts (/proc/softirqs) on Linux, DPCs on Windows (NTttcp's DPCs);
+    /// null where the system does not say.
+    pub net_rx_softirqs: Option<u64>,
     /// UDP datagrams sent, received and not delivered, IPv4 and IPv6 together.
     pub udp: crate::sys::net::UdpCounters,
 }

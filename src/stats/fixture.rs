@@ -16,9 +16,9 @@ pub(crate) fn conn_info() -> crate::sys::socket::ConnInfo {
         thread: 0,
         local_port: 49699,
         rtt_us: 409,
-        rttvar_us: 100,
+        rttvar_us: Some(100),
         cwnd: 10,
-        retransmits: 2,
+        retransmits: Some(2),
         mss: 65483,
     }
 }
@@ -86,8 +86,8 @@ pub(crate) fn seed_measured() -> Measured {
                 idle: 84_925,
                 ..Default::default()
             },
-            interrupts: 1_816_762,
-            net_rx: 1_265_645,
+            interrupts: Some(1_816_762),
+            net_rx: Some(1_265_645),
             tcp: TcpCounters {
                 out_segs: 25_324_915,
                 in_segs: 2_161_992,

@@ -80,14 +80,14 @@ pub(crate) struct WindowsTotals {
     pub cycles_per_byte: f64,
     /// Bytes / buffer length.
     pub buffers: f64,
-    /// NET_RX softirqs per second (the Linux stand-in for DPCs).
-    pub dpcs_per_s: f64,
-    /// Segments received per NET_RX softirq.
-    pub pkts_per_dpc: f64,
-    /// Interrupts per second.
-    pub intr_per_s: f64,
-    /// Segments received per interrupt.
-    pub pkts_per_intr: f64,
+    /// DPCs per second (on Linux NET_RX softirqs, its stand-in); None when unknown.
+    pub dpcs_per_s: Option<f64>,
+    /// Segments received per DPC (NET_RX softirq); None when unknown.
+    pub pkts_per_dpc: Option<f64>,
+    /// Interrupts per second; None when unknown.
+    pub intr_per_s: Option<f64>,
+    /// Segments received per interrupt; None when unknown.
+    pub pkts_per_intr: Option<f64>,
     /// TCP segments (UDP: datagrams) sent, system-wide.
     pub packets_sent: u64,
     /// TCP segments (UDP: datagrams) received, system-wide.
@@ -120,10 +120,10 @@ pub(crate) fn windows(r: &Report) -> WindowsTotals {
         buffers_per_s: r.totals.buffers_per_second,
         cycles_per_byte: r.cpu.cycles_per_byte,
         buffers: whole_on_a_sender(r),
-        dpcs_per_s: ratio(n.net_rx_softirqs as f64, secs),
-        pkts_per_dpc: ratio(received_f, n.net_rx_softirqs as f64),
-        intr_per_s: ratio(n.interrupts as f64, secs),
-        pkts_per_intr: ratio(received_f, n.interrupts as f64),
+        dpcs_per_s: n.net_rx_softirqs.map(|d| ratio(d as f64, secs)),
+        pkts_per_dpc: n.net_rx_softirqs.map(|d| ratio(received_f, d as f64)),
+        intr_per_s: n.interrupts.map(|i| ratio(i as f64, secs)),
+        pkts_per_intr: n.interrupts.map(|i| ratio(received_f, i as f64)),
         packets_sent: sent,
         packets_received: received,
         retransmits,
@@ -143,13 +143,13 @@ pub(crate) fn threads_avg_compl(r: &Report) -> f64 {
 }
 
 /// Interrupts over the window, and per second: the `--show-dev-interrupts` lines when
-/// given, else all of them.
-pub(crate) fn dev_or_system_interrupts(r: &Report) -> (u64, f64) {
+/// given, else all of them; None when the system does not count them.
+pub(crate) fn dev_or_system_interrupts(r: &Report) -> Option<(u64, f64)> {
     let total = r
         .device_interrupts
         .as_ref()
-        .map_or(r.network.interrupts, |d| d.total);
-    (total, ratio(total as f64, r.duration_s))
+        .map_or(r.network.interrupts, |d| Some(d.total))?;
+    Some((total, ratio(total as f64, r.duration_s)))
 }
 
 /// The seven `--show-tcp-retrans` rates, named as ntttcp-for-linux's files name them.

@@ -1,4 +1,7 @@
-//! CPU pinning of worker threads (core_affinity), and the list of CPUs we may use.
+//! CPU pinning of worker threads (core_affinity, on every OS), the list of CPUs we may
+//! use, and the real-time priority of the threads that keep deadlines.
+
+pub(crate) use super::os::sched::prompt_wakeups;
 
 use crate::config::{CpuSpec, Placement};
 
@@ -67,25 +70,6 @@ pub(crate) fn receiver_cpu(
 /// Pins the calling thread to `cpu`, if one is given. Returns false if the kernel refused.
 pub(crate) fn pin_current(cpu: Option<usize>) -> bool {
     cpu.is_none_or(|id| core_affinity::set_for_current(core_affinity::CoreId { id }))
-}
-
-/// Gives the calling thread a real-time priority (SCHED_FIFO 1) with `prompt`, so that it
-/// wakes at a deadline however busy the CPUs are, or the default policy back without. The
-/// thread must only sleep and take short samples while prompt. False where the system
-/// does not allow it (no CAP_SYS_NICE, an RT budget of 0 in a cgroup); threads it creates
-/// start with the default policy either way.
-#[allow(unsafe_code)]
-pub(crate) fn prompt_wakeups(prompt: bool) -> bool {
-    let (policy, priority) = if prompt {
-        (libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, 1)
-    } else {
-        (libc::SCHED_OTHER, 0)
-    };
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0 is this thread.
-    unsafe { libc::sched_setscheduler(0, policy, &param) == 0 }
 }
 
 #[cfg(test)]

@@ -4,16 +4,20 @@
 //! says it is ready (its ports are bound) or has failed, and then with the daemon's own
 //! error.
 //!
+//! What differs by OS (leaving the session, the null device) is in the OS module; on
+//! Windows `-D` is refused before this is reached.
+//!
 //! Unlike ntttcp-for-linux the daemon does not change to `/`, so relative paths given on
 //! the command line (`--pid-file`, and output files) mean what they meant when typed.
 
 use std::fs::File;
 use std::io::{self, BufRead, Read, Seek, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+
+use super::os::daemon as os_daemon;
 
 /// Marks the re-started (background) process.
 const CHILD_MARK: &str = "NTTTCP_DAEMON_CHILD";
@@ -60,18 +64,7 @@ pub(crate) fn announce_ready() {
         return;
     }
     let _ = writeln!(io::stderr(), "{READY}");
-    if let Ok(null) = File::options().write(true).open("/dev/null") {
-        redirect_stderr(&null);
-    }
-}
-
-#[allow(unsafe_code)]
-fn redirect_stderr(to: &File) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: dup2 on two descriptors this process owns; fd 2 is replaced atomically.
-    unsafe {
-        libc::dup2(to.as_raw_fd(), libc::STDERR_FILENO);
-    }
+    os_daemon::silence_stderr();
 }
 
 /// Starts this program again in the background with the same arguments and waits for it
@@ -84,7 +77,7 @@ fn start_background() -> io::Result<u32> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    leave_session(&mut cmd);
+    os_daemon::leave_session(&mut cmd);
     let mut child = cmd.spawn()?;
     let pid = child.id();
     let stderr = child.stderr.take().expect("stderr is piped");
@@ -123,22 +116,6 @@ fn start_background() -> io::Result<u32> {
                 "the background process did not report within {REPORT_WITHIN:?}"
             )))
         }
-    }
-}
-
-/// The daemon starts a session of its own: no terminal, no signals from the caller's
-/// process group (Ctrl+C, a closing terminal).
-#[allow(unsafe_code)]
-fn leave_session(cmd: &mut Command) {
-    // SAFETY: setsid() is async-signal-safe and touches no memory of the parent; it runs
-    // in the forked child before exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::setsid() < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
     }
 }
 

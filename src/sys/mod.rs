@@ -1,5 +1,13 @@
-//! Everything that touches the operating system beyond plain sockets: /proc counters,
-//! CPU pinning and socket options. Parsers are pure functions of text; readers are thin.
+//! The one seam for the operating system: everything that touches it beyond plain
+//! sockets (system counters, CPU pinning and priority, socket options, signals, limits,
+//! the background mode) is reached through this module, and nothing above it carries a
+//! `cfg` for an OS.
+//!
+//! Each OS has one module behind the same functions: `linux/` (also any other Unix the
+//! crate is built on) reads /proc and calls libc; `windows/` calls Win32 through
+//! `windows-sys`. The files directly in `sys/` hold what both share: the counter types,
+//! CPU placement, and the parts of each concern that need no OS call. `unsafe` lives only
+//! in the OS modules, each block with its reason.
 //!
 //! `Snapshot::now()` is taken at the start and end of the measurement window and
 //! `Snapshot::delta` gives what the report needs.
@@ -11,30 +19,58 @@ pub(crate) mod host;
 pub(crate) mod limits;
 pub(crate) mod net;
 pub(crate) mod sched;
+pub(crate) mod signals;
 pub(crate) mod socket;
+
+#[cfg(not(windows))]
+#[path = "linux/mod.rs"]
+mod os;
+#[cfg(windows)]
+#[path = "windows/mod.rs"]
+mod os;
+
+/// The operating system's handle of a socket: a file descriptor on Linux, a SOCKET on
+/// Windows. Only `sys` turns it back into a socket, and only while its owner keeps it open.
+pub(crate) type RawSock = os::RawSock;
+
+pub(crate) use os::is_closed_handle;
+
+/// The name of the OS this ntttcp was built for, as messages say it: "Linux" (the
+/// build for any Unix) or "Windows".
+pub(crate) const OS: &str = os::NAME;
+
+/// A socket whose OS handle `sys` may use for the length of one call.
+pub(crate) trait AsSock {
+    /// The socket's OS handle; valid as long as `self` is borrowed.
+    fn raw_sock(&self) -> RawSock;
+}
 
 use serde::Serialize;
 
 /// System-wide counters at one instant.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Snapshot {
-    /// Aggregate `cpu` line of /proc/stat.
+    /// System-wide CPU time (Linux: the aggregate `cpu` line of /proc/stat; Windows:
+    /// GetSystemTimes).
     pub cpu: cpu::CpuTimes,
-    /// Total interrupts (first number of the `intr` line).
-    pub interrupts: u64,
-    /// NET_RX softirqs summed over CPUs (the closest Linux analogue of Windows DPCs).
-    pub net_rx: u64,
-    /// TCP MIB counters from /proc/net/snmp.
+    /// Interrupts since boot (Linux: the first number of /proc/stat's `intr` line;
+    /// Windows: the processors' interrupt counts); None where the system does not say.
+    pub interrupts: Option<u64>,
+    /// Deferred network work since boot: NET_RX softirqs summed over CPUs on Linux (the
+    /// closest analogue of DPCs), the processors' DPC counts on Windows; None where the
+    /// system does not say.
+    pub net_rx: Option<u64>,
+    /// TCP MIB counters (Linux: /proc/net/snmp; Windows: the IP Helper statistics).
     pub tcp: net::TcpCounters,
-    /// UDP MIB counters from /proc/net/snmp and /proc/net/snmp6.
+    /// UDP MIB counters of IPv4 and IPv6 (as the TCP ones).
     pub udp: net::UdpCounters,
     /// This process's CPU time (user + system), milliseconds.
     pub process_cpu_ms: u64,
-    /// TcpExt retransmit counters of /proc/net/netstat.
+    /// TcpExt retransmit counters of /proc/net/netstat (Linux only).
     pub tcp_ext: net::TcpExt,
-    /// Packet counters of every interface (/proc/net/dev).
+    /// Packet counters of every interface (/proc/net/dev; Linux only).
     pub nics: Vec<net::NicPackets>,
-    /// Every line of /proc/interrupts with its count.
+    /// Every line of /proc/interrupts with its count (Linux only).
     pub irqs: Vec<cpu::IrqLine>,
 }
 
@@ -43,10 +79,10 @@ pub(crate) struct Snapshot {
 pub(crate) struct SysUsage {
     /// CPU tick deltas (USER_HZ) of the aggregate line.
     pub cpu: cpu::CpuTimes,
-    /// Interrupts during the window.
-    pub interrupts: u64,
-    /// NET_RX softirqs during the window.
-    pub net_rx: u64,
+    /// Interrupts during the window; None when unknown.
+    pub interrupts: Option<u64>,
+    /// NET_RX softirqs (Windows: DPCs) during the window; None when unknown.
+    pub net_rx: Option<u64>,
     /// TCP segments and errors during the window.
     pub tcp: net::TcpCounters,
     /// UDP datagrams and errors during the window.
@@ -58,32 +94,19 @@ pub(crate) struct SysUsage {
 }
 
 impl Snapshot {
-    /// Reads the counters; a file that cannot be read leaves its fields at zero (the
-    /// report then shows 0 rather than failing a measurement that succeeded).
+    /// Reads the counters; a source that cannot be read leaves its fields at zero (the
+    /// report then shows 0 rather than failing a measurement that succeeded), or at
+    /// `None` where the field says unknown.
     pub(crate) fn now() -> Self {
-        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-        let softirqs = std::fs::read_to_string("/proc/softirqs").unwrap_or_default();
-        let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
-        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-        Self {
-            cpu: cpu::parse_cpu_line(&stat).unwrap_or_default(),
-            interrupts: cpu::parse_intr_total(&stat).unwrap_or(0),
-            net_rx: cpu::parse_net_rx(&softirqs).unwrap_or(0),
-            tcp: net::parse_tcp(&snmp).unwrap_or_default(),
-            udp: net::parse_udp(&snmp, &read("/proc/net/snmp6")),
-            process_cpu_ms: host::process_cpu_ms(),
-            tcp_ext: net::parse_tcp_ext(&read("/proc/net/netstat")).unwrap_or_default(),
-            nics: net::parse_net_dev(&read("/proc/net/dev")),
-            irqs: cpu::parse_interrupts(&read("/proc/interrupts")),
-        }
+        os::counters::snapshot()
     }
 
     /// Counter changes from `earlier` to `self` (wrapping counters saturate at zero).
     pub(crate) fn delta(&self, earlier: &Self) -> SysUsage {
         SysUsage {
             cpu: self.cpu.delta(&earlier.cpu),
-            interrupts: self.interrupts.saturating_sub(earlier.interrupts),
-            net_rx: self.net_rx.saturating_sub(earlier.net_rx),
+            interrupts: since(self.interrupts, earlier.interrupts),
+            net_rx: since(self.net_rx, earlier.net_rx),
             tcp: self.tcp.delta(&earlier.tcp),
             udp: self.udp.delta(&earlier.udp),
             process_cpu_s: self.process_cpu_ms.saturating_sub(earlier.process_cpu_ms) as f64
@@ -115,4 +138,9 @@ impl Snapshot {
             })
             .sum()
     }
+}
+
+/// A counter's change from `earlier` to `now`, known only when both readings are.
+fn since(now: Option<u64>, earlier: Option<u64>) -> Option<u64> {
+    Some(now?.saturating_sub(earlier?))
 }

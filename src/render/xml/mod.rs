@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 mod ours;
 
-use super::tf;
+use super::{fixed3, tf};
 use crate::report::{Report, Side};
 use crate::stats;
 
@@ -172,11 +172,12 @@ fn linux_totals(d: &mut Doc, r: &Report) {
     d.metric(1, "throughput", "Bps", format!("{:.3}", l.bytes_per_s));
     buffers(d, &w);
     // --show-dev-interrupts narrows these to the device's lines, as upstream.
-    let (irq_total, irq_rate) = stats::dev_or_system_interrupts(r);
-    d.metric(1, "interrupts", "count/sec", format!("{irq_rate:.3}"));
+    let irq = stats::dev_or_system_interrupts(r);
+    d.metric(1, "interrupts", "count/sec", fixed3(irq.map(|i| i.1)));
+    let irq_total = irq.map_or_else(|| super::UNKNOWN.to_string(), |i| i.0.to_string());
     d.metric(1, "total_interrupts", "count", irq_total);
-    d.metric(1, "dpcs", "count/sec", format!("{:.3}", w.dpcs_per_s));
-    let per_dpc = format!("{:.3}", w.pkts_per_dpc);
+    d.metric(1, "dpcs", "count/sec", fixed3(w.dpcs_per_s));
+    let per_dpc = fixed3(w.pkts_per_dpc);
     d.metric(1, "avg_packets_per_dpc", "packets/dpc", per_dpc);
     d.el(1, "packets_sent", w.packets_sent);
     d.el(1, "packets_received", w.packets_received);
@@ -269,7 +270,7 @@ fn buffers(d: &mut Doc, w: &stats::WindowsTotals) {
         "buffers/s",
         format!("{:.3}", w.buffers_per_s),
     );
-    let per_intr = format!("{:.3}", w.pkts_per_intr);
+    let per_intr = fixed3(w.pkts_per_intr);
     d.metric(
         1,
         "avg_packets_per_interrupt",
@@ -381,9 +382,9 @@ fn windows_totals(d: &mut Doc, r: &Report) {
     d.metric(1, "throughput", "mbps", format!("{:.3}", total.mbps));
     d.metric(1, "throughput", "Bps", format!("{:.1}", total.bytes_per_s));
     buffers(d, &w);
-    d.metric(1, "interrupts", "count/sec", format!("{:.3}", w.intr_per_s));
-    d.metric(1, "dpcs", "count/sec", format!("{:.3}", w.dpcs_per_s));
-    let per_dpc = format!("{:.3}", w.pkts_per_dpc);
+    d.metric(1, "interrupts", "count/sec", fixed3(w.intr_per_s));
+    d.metric(1, "dpcs", "count/sec", fixed3(w.dpcs_per_s));
+    let per_dpc = fixed3(w.pkts_per_dpc);
     d.metric(1, "avg_packets_per_dpc", "packets/dpc", per_dpc);
     d.metric(
         1,

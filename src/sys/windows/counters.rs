@@ -1,0 +1,151 @@
+//! The system counters of one instant, from the sources NTttcp reads: GetSystemTimes for
+//! CPU time, the IP Helper's TCP and UDP statistics (IPv4 and IPv6), and the processors'
+//! interrupt and DPC counts (NtQuerySystemInformation). A count Windows does not give
+//! (Wine answers 0 for interrupts and DPCs) is unknown, not zero.
+
+use windows_sys::Wdk::System::SystemInformation as si;
+use windows_sys::Win32::Foundation::FILETIME;
+use windows_sys::Win32::NetworkManagement::IpHelper as ip;
+use windows_sys::Win32::Networking::WinSock::{AF_INET, AF_INET6};
+
+use super::filetime;
+use crate::sys::Snapshot;
+use crate::sys::cpu::CpuTimes;
+use crate::sys::net::{TcpCounters, UdpCounters};
+
+/// Reads every counter; one that cannot be read leaves its fields at zero or unknown.
+pub(crate) fn snapshot() -> Snapshot {
+    let per_cpu = per_processor::<ProcessorPerformance>(si::SystemProcessorPerformanceInformation);
+    let per_cpu = per_cpu.unwrap_or_default();
+    let sum = |f: fn(&ProcessorPerformance) -> u64| per_cpu.iter().map(f).sum::<u64>();
+    let mut cpu = system_times();
+    // Kernel time includes the time spent in interrupts and DPCs: shown apart, as irq and
+    // softirq time are on Linux.
+    cpu.irq = sum(|p| p.interrupt_time.max(0) as u64);
+    cpu.softirq = sum(|p| p.dpc_time.max(0) as u64);
+    cpu.system = cpu.system.saturating_sub(cpu.irq + cpu.softirq);
+    Snapshot {
+        cpu,
+        interrupts: Some(sum(|p| u64::from(p.interrupt_count))).filter(|n| *n > 0),
+        net_rx: dpc_count(),
+        tcp: tcp_counters(),
+        udp: udp_counters(),
+        process_cpu_ms: super::host::process_cpu_ms(),
+        ..Snapshot::default()
+    }
+}
+
+/// CPU time of all processors, in 100 ns units: user, kernel less idle, idle.
+#[allow(unsafe_code)]
+fn system_times() -> CpuTimes {
+    let zero = FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    };
+    let (mut idle, mut kernel, mut user) = (zero, zero, zero);
+    // SAFETY: three FILETIMEs we own, each written once by the call.
+    let ok = unsafe {
+        windows_sys::Win32::System::Threading::GetSystemTimes(&mut idle, &mut kernel, &mut user)
+    };
+    if ok == 0 {
+        return CpuTimes::default();
+    }
+    let (idle, kernel) = (filetime(idle), filetime(kernel));
+    CpuTimes {
+        user: filetime(user),
+        system: kernel.saturating_sub(idle),
+        idle,
+        ..CpuTimes::default()
+    }
+}
+
+/// One processor's entry of SystemProcessorPerformanceInformation, as Windows lays it
+/// out (windows-sys leaves the last three fields reserved).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct ProcessorPerformance {
+    _idle: i64,
+    _kernel: i64,
+    _user: i64,
+    dpc_time: i64,
+    interrupt_time: i64,
+    interrupt_count: u32,
+}
+
+/// One processor's entry of SystemInterruptInformation.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct ProcessorInterrupts {
+    _context_switches: u32,
+    dpc_count: u32,
+    _dpc_rate: u32,
+    _time_increment: u32,
+    _dpc_bypass_count: u32,
+    _apc_bypass_count: u32,
+}
+
+/// An array of one entry per processor from NtQuerySystemInformation.
+#[allow(unsafe_code)]
+fn per_processor<T: Copy + Default>(class: si::SYSTEM_INFORMATION_CLASS) -> Option<Vec<T>> {
+    let n = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .max(64);
+    let mut v = vec![T::default(); n];
+    let mut len: u32 = 0;
+    // SAFETY: the buffer is ours, of the byte length we pass; the call writes at most that
+    // many bytes of plain-data entries and says how many it wrote.
+    let status = unsafe {
+        si::NtQuerySystemInformation(
+            class,
+            v.as_mut_ptr().cast(),
+            (n * std::mem::size_of::<T>()) as u32,
+            &mut len,
+        )
+    };
+    if status < 0 {
+        return None;
+    }
+    v.truncate(len as usize / std::mem::size_of::<T>());
+    Some(v)
+}
+
+/// DPCs since boot, summed over processors; None when Windows gives none.
+fn dpc_count() -> Option<u64> {
+    let v = per_processor::<ProcessorInterrupts>(si::SystemInterruptInformation)?;
+    Some(v.iter().map(|p| u64::from(p.dpc_count)).sum()).filter(|n| *n > 0)
+}
+
+/// The TCP MIB of IPv4 and IPv6 together.
+#[allow(unsafe_code)]
+fn tcp_counters() -> TcpCounters {
+    let mut sum = TcpCounters::default();
+    for family in [AF_INET, AF_INET6] {
+        // SAFETY: a zeroed MIB_TCPSTATS_LH (plain data) the call fills.
+        let mut s: ip::MIB_TCPSTATS_LH = unsafe { std::mem::zeroed() };
+        // SAFETY: `s` is ours and of the type the call writes.
+        if unsafe { ip::GetTcpStatisticsEx(&mut s, u32::from(family)) } == 0 {
+            sum.out_segs += u64::from(s.dwOutSegs);
+            sum.in_segs += u64::from(s.dwInSegs);
+            sum.retrans_segs += u64::from(s.dwRetransSegs);
+            sum.attempt_fails += u64::from(s.dwAttemptFails);
+        }
+    }
+    sum
+}
+
+/// The UDP MIB of IPv4 and IPv6 together. Windows does not count receive-buffer drops
+/// apart from the other errors.
+#[allow(unsafe_code)]
+fn udp_counters() -> UdpCounters {
+    let mut sum = UdpCounters::default();
+    for family in [AF_INET, AF_INET6] {
+        let mut s = ip::MIB_UDPSTATS::default();
+        // SAFETY: `s` is ours and of the type the call writes.
+        if unsafe { ip::GetUdpStatisticsEx(&mut s, u32::from(family)) } == 0 {
+            sum.in_datagrams += u64::from(s.dwInDatagrams);
+            sum.out_datagrams += u64::from(s.dwOutDatagrams);
+            sum.in_errors += u64::from(s.dwInErrors);
+        }
+    }
+    sum
+}
