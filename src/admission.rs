@@ -9,6 +9,7 @@
 //! is still queued on its port, so a sender's connections that the kernel had completed
 //! before its 'R' are all taken before the gate closes.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -34,6 +35,9 @@ pub(crate) struct Admission {
     refused: AtomicU64,
     /// Settle requests (an epoch the workers acknowledge).
     settle: watch::Sender<u64>,
+    /// The last data connection that came while no handshake asked for one and no test
+    /// ran: most likely a sender without sync (`-N` / `-ns`) against this syncing one.
+    stray: watch::Sender<Option<SocketAddr>>,
 }
 
 impl Admission {
@@ -49,17 +53,22 @@ impl Admission {
             budget,
             refused: AtomicU64::new(0),
             settle: watch::Sender::new(0),
+            stray: watch::Sender::new(None),
         }
     }
 
-    /// What to do with a connection accepted now: kept (it counts as open until
-    /// `closed`), counted and closed (a connection-rate test's), or refused.
-    pub(crate) fn admit(&self) -> Admit {
+    /// What to do with a connection from `peer` accepted now: kept (it counts as open
+    /// until `closed`), counted and closed (a connection-rate test's), or refused.
+    pub(crate) fn admit(&self, peer: SocketAddr) -> Admit {
         let running = self.running.load(Ordering::Acquire);
         if running && self.churn.load(Ordering::Acquire) {
             return Admit::Count;
         }
-        let wanted = !self.gated || (!running && self.handshakes.load(Ordering::Acquire) > 0);
+        let asked = self.handshakes.load(Ordering::Acquire) > 0;
+        let wanted = !self.gated || (!running && asked);
+        if self.gated && !running && !asked {
+            self.stray.send_replace(Some(peer));
+        }
         if wanted && self.open.load(Ordering::Acquire) < self.budget {
             self.open.fetch_add(1, Ordering::AcqRel);
             Admit::Keep
@@ -86,6 +95,12 @@ impl Admission {
     pub(crate) fn set_running(&self, running: bool, churn: bool) {
         self.churn.store(running && churn, Ordering::Release);
         self.running.store(running, Ordering::Release);
+    }
+
+    /// Watches the data connections that came with no handshake asking for them and no
+    /// test running (`admit` records each one's peer).
+    pub(crate) fn strays(&self) -> watch::Receiver<Option<SocketAddr>> {
+        self.stray.subscribe()
     }
 
     /// Connections closed at accept since the last call.
@@ -148,11 +163,16 @@ impl Drop for HandshakeGuard {
 mod tests {
     use super::*;
 
+    const PEER: SocketAddr =
+        SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 40000);
+
     #[test]
     fn sync_mode_takes_connections_only_while_a_sender_asks_for_them() {
         let a = Arc::new(Admission::new(true, 10));
-        let kept = |a: &Admission| a.admit() == Admit::Keep;
+        let mut strays = a.strays();
+        let kept = |a: &Admission| a.admit(PEER) == Admit::Keep;
         assert!(!kept(&a), "nobody asked");
+        assert_eq!(*strays.borrow_and_update(), Some(PEER), "a stray, named");
         let g = a.handshake();
         assert!(kept(&a) && kept(&a));
         a.set_running(true, false);
@@ -162,24 +182,31 @@ mod tests {
         assert!(!kept(&a), "between tests");
         assert_eq!(a.take_refused(), 3);
         assert_eq!(a.take_refused(), 0);
+        let plain = Admission::new(false, 10);
+        let mut none = plain.strays();
+        plain.admit(PEER);
+        assert!(
+            !none.has_changed().unwrap(),
+            "without sync nothing is a stray"
+        );
     }
 
     #[test]
     fn a_connection_rate_test_counts_its_connections_and_only_while_it_runs() {
         let a = Admission::new(true, 1);
         a.set_running(true, true);
-        assert_eq!((a.admit(), a.admit()), (Admit::Count, Admit::Count));
+        assert_eq!((a.admit(PEER), a.admit(PEER)), (Admit::Count, Admit::Count));
         assert_eq!(a.take_refused(), 0, "counted, not refused");
         a.set_running(false, true);
-        assert_eq!(a.admit(), Admit::Refuse, "the test is over");
+        assert_eq!(a.admit(PEER), Admit::Refuse, "the test is over");
         a.set_running(true, false);
-        assert_eq!(a.admit(), Admit::Refuse, "the next test is a plain one");
+        assert_eq!(a.admit(PEER), Admit::Refuse, "the next test is a plain one");
     }
 
     #[test]
     fn the_budget_holds_in_every_mode() {
         let a = Admission::new(false, 2);
-        let kept = |a: &Admission| a.admit() == Admit::Keep;
+        let kept = |a: &Admission| a.admit(PEER) == Admit::Keep;
         assert!(kept(&a) && kept(&a));
         assert!(!kept(&a), "budget spent");
         a.closed();

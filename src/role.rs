@@ -101,6 +101,21 @@ pub(crate) fn worker_failure(workers: &[Arc<WorkerState>]) -> Option<String> {
     workers.iter().find_map(|w| w.failure())
 }
 
+/// A sender's worker failure, with the likeliest cause when the sender runs without sync
+/// and the receiver reset a data connection: a receiver that syncs closes every data
+/// connection no handshake asked for.
+pub(crate) fn sender_failure(workers: &[Arc<WorkerState>], synced: bool) -> Option<String> {
+    let f = worker_failure(workers)?;
+    if synced || !workers.iter().any(|w| w.reset_by_peer()) {
+        return Some(f);
+    }
+    Some(format!(
+        "{f} (a receiver that syncs closes data connections that come without the \
+         handshake: if it runs with sync, give it -N (-ns in Windows NTttcp's spelling) \
+         too, or start this sender without -ns / -N)"
+    ))
+}
+
 /// Warns when a side's test ended before its plan or was disturbed (a stall, an overrun);
 /// the same lines stand under its tables.
 pub(crate) fn warn_how_it_went(report: &Report, notes: Notes<'_>) {

@@ -145,8 +145,35 @@ pub(crate) struct Unexpected {
     pub expected: &'static str,
 }
 
+impl Unexpected {
+    /// What kind of peer sends these four bytes, when they are text: no ntttcp value is
+    /// (every message but a cycle time is one letter in a big-endian integer).
+    fn peer_kind(&self) -> Option<String> {
+        let bytes = self.value.to_be_bytes();
+        if !bytes.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let kind = match &bytes {
+            b"HTTP" => " (an HTTP server)",
+            b"SSH-" => " (an SSH server)",
+            b"220 " | b"220-" => " (an FTP or mail server)",
+            _ => "",
+        };
+        Some(format!("text \"{text}\"{kind}"))
+    }
+}
+
 impl fmt::Display for Unexpected {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(kind) = self.peer_kind() {
+            return write!(
+                f,
+                "the peer on the sync port is not ntttcp: it sent {kind} while {} was due \
+                 (check the address and -p)",
+                self.expected
+            );
+        }
         write!(
             f,
             "unexpected sync message {} (0x{:08x}) while waiting for {}",
@@ -261,6 +288,30 @@ pub(crate) fn negotiate(proposal: u32, receiver_duration: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_on_the_sync_port_names_the_kind_of_peer() {
+        let said = |bytes: &[u8; 4]| {
+            let value = i32::from_be_bytes(*bytes);
+            Reply::decode(ReplyPhase::State, value)
+                .unwrap_err()
+                .to_string()
+        };
+        let http = said(b"HTTP");
+        assert!(
+            http.starts_with(
+                "the peer on the sync port is not ntttcp: it sent text \"HTTP\" (an HTTP server)"
+            ),
+            "{http}"
+        );
+        assert!(said(b"SSH-").contains("(an SSH server)"));
+        assert!(said(b"abcd").contains("it sent text \"abcd\" while"));
+        let number = said(&[0, 0, 0, 0x63]);
+        assert!(
+            number.starts_with("unexpected sync message 99 (0x00000063)"),
+            "{number}"
+        );
+    }
 
     #[test]
     fn wire_bytes_match_the_observed_capture() {

@@ -112,7 +112,7 @@ struct Port {
 impl Port {
     /// Keeps and drains a new connection if the gate admits it, else resets it.
     fn take(&self, s: tokio::net::TcpStream, peer: SocketAddr) {
-        match self.gate.admit() {
+        match self.gate.admit(peer) {
             Admit::Keep => {}
             Admit::Count => {
                 // One call of no bytes: the connections a connection-rate test counts.

@@ -81,7 +81,7 @@ pub(super) fn wind_up(
     if let Err(e) = result
         && !stop.is_set()
     {
-        me.fail(format!("{doing} receiver {}: {e}", plan.target));
+        me.fail_io(format!("{doing} receiver {}", plan.target), &e);
     }
     while !stop.wait_timeout(WRITE_POLL) {}
 }
@@ -99,7 +99,7 @@ pub(super) fn open_announced(
     match socks.iter().try_for_each(|mut s| s.write_all(&head)) {
         Ok(()) => Some(socks),
         Err(e) => {
-            me.fail(format!("send to receiver {}: {e}", plan.target));
+            me.fail_io(format!("send to receiver {}", plan.target), &e);
             None
         }
     }
@@ -137,7 +137,7 @@ fn open_all(plan: &SendPlan, me: &WorkerState, stop: &Flag) -> Option<Vec<TcpStr
             }
             Err(e) => {
                 if !stop.is_set() {
-                    me.fail(format!("connect to receiver {}: {e}", plan.target));
+                    me.fail_io(format!("connect to receiver {}", plan.target), &e);
                 }
                 return None;
             }
@@ -366,7 +366,7 @@ fn send_async(
                 Ok((s, r)) => {
                     if let Err(e) = r {
                         // One connection failed: say so now, the others go on until stop.
-                        me.fail(format!("send to receiver {target}: {e}"));
+                        me.fail_io(format!("send to receiver {target}"), &e);
                         result = result.and(Err(e));
                     }
                     back.extend(s.into_std().ok());

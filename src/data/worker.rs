@@ -131,6 +131,8 @@ pub(crate) struct WorkerState {
     /// The CPU the worker pinned itself to, plus one (0: not pinned).
     cpu: AtomicUsize,
     failure: Mutex<Option<String>>,
+    /// A connection of this worker was reset (or aborted) by its peer.
+    reset: std::sync::atomic::AtomicBool,
 }
 
 /// The round trips a request/response worker timed, in nanoseconds, from when the
@@ -329,6 +331,21 @@ impl WorkerState {
     pub(crate) fn fail(&self, msg: String) {
         let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
         f.get_or_insert(msg);
+    }
+
+    /// Records a failed socket call: `doing` says what (and to whom), and a reset by the
+    /// peer is remembered (`reset_by_peer`).
+    pub(crate) fn fail_io(&self, doing: String, e: &std::io::Error) {
+        use std::io::ErrorKind::{ConnectionAborted, ConnectionReset};
+        if matches!(e.kind(), ConnectionReset | ConnectionAborted) {
+            self.reset.store(true, Ordering::Release);
+        }
+        self.fail(format!("{doing}: {e}"));
+    }
+
+    /// Whether a connection of this worker was reset by its peer.
+    pub(crate) fn reset_by_peer(&self) -> bool {
+        self.reset.load(Ordering::Acquire)
     }
 
     /// The first failure, if any.

@@ -44,8 +44,20 @@ impl Begun {
     }
 }
 
+/// What a syncing receiver says once, when a data connection comes that no handshake
+/// asked for: the likeliest cause is a sender without sync.
+fn stray_connection(peer: std::net::SocketAddr) -> String {
+    format!(
+        "a data connection from {peer} came without the sync handshake and was closed: \
+         that sender runs without sync (-ns / -N); give this receiver -N (-ns in Windows \
+         NTttcp's spelling) too, or start the sender without it. Still waiting for a \
+         sender that syncs"
+    )
+}
+
 /// Sync mode: waits for a sender's start request (in `-M` mode, for the last client),
-/// starts the clock and tells the senders to go.
+/// starts the clock and tells the senders to go. A data connection that comes with no
+/// handshake is closed, and the first one is named on stderr (`stray_connection`).
 pub(crate) async fn wait_for_senders(
     cfg: &Config,
     start_rx: &mut mpsc::Receiver<StartRequest>,
@@ -57,10 +69,19 @@ pub(crate) async fn wait_for_senders(
     let mut waiting: Vec<Connection> = Vec::new();
     // A multi-client test is a connection-rate one if any of its senders said so.
     let mut connect_rate = false;
+    let mut strays = sync.gate.strays();
+    let mut told = false;
     loop {
         let req = tokio::select! {
             Some(r) = start_rx.recv() => r,
             _ = interrupt.wait() => return None,
+            Ok(()) = strays.changed(), if !told => {
+                told = true;
+                if let Some(peer) = *strays.borrow_and_update() {
+                    notes(Note::Warn(stray_connection(peer)));
+                }
+                continue;
+            }
         };
         // Every connection this sender opened before its 'R' is taken before the gate
         // can close (the request keeps it open until it is dropped).

@@ -22,7 +22,7 @@ use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
 use crate::report::{Note, Notes};
 use crate::report::{Report, Side};
 use crate::role::{
-    Crew, Interrupted, applied, this_host, warn_how_it_went, warn_negotiated, worker_failure,
+    Crew, Interrupted, applied, sender_failure, this_host, warn_how_it_went, warn_negotiated,
 };
 use crate::stats;
 use crate::stop::Flag;
@@ -258,7 +258,9 @@ async fn connect_all(
     notes: Notes<'_>,
 ) -> Result<()> {
     let total = cfg.sender_connections();
-    let connected = wait_connected(&crew.crew.workers, total, crew.connect_deadline, interrupt);
+    let workers = &crew.crew.workers;
+    let synced = cfg.sync.is_on();
+    let connected = wait_connected(workers, total, crew.connect_deadline, synced, interrupt);
     match connected.await {
         // An ntttcp-for-linux receiver resets data connections no sync handshake announced.
         Err(e) if cfg.windows_sync() && format!("{e}").contains("reset by peer") => {
@@ -347,6 +349,7 @@ async fn measure<'a>(
         tick: crate::timeline::tick(),
         silence: silences(&launched.ways, cfg.timeout),
         workload: cfg.data.workload,
+        synced: cfg.sync.is_on(),
     };
     let plan = Plan {
         interval: cfg.show.interval,
@@ -444,11 +447,12 @@ fn report(
 }
 
 /// Waits until `total` connections are up, a worker fails, the deadline passes or the
-/// user interrupts.
+/// user interrupts (`synced`: this sender runs with sync).
 async fn wait_connected(
     workers: &[Arc<WorkerState>],
     total: usize,
     deadline: Instant,
+    synced: bool,
     interrupt: &Flag,
 ) -> Result<()> {
     // Workers enforce the deadline on each connect; the extra second covers the last one.
@@ -461,7 +465,7 @@ async fn wait_connected(
         if up == total {
             return Ok(());
         }
-        if let Some(f) = worker_failure(workers) {
+        if let Some(f) = sender_failure(workers, synced) {
             bail!("only {up} of {total} data connections were established: {f}");
         }
         if interrupt.is_set() {

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use crate::config::{Direction, Workload};
 use crate::control::{Incoming, Writer};
 use crate::data::WorkerState;
-use crate::role::worker_failure;
+use crate::role::sender_failure;
 use crate::stop::Flag;
 use crate::timeline::{Event, Monitor, Phase, Silence, Ways};
 
@@ -26,6 +26,9 @@ pub(super) struct SenderMonitor<'a> {
     pub(super) tick: tokio::time::Interval,
     pub(super) silence: Vec<(Direction, std::ops::Range<usize>, Silence)>,
     pub(super) workload: Workload,
+    /// The sender runs with sync (a reset then means something else than a missing
+    /// handshake).
+    pub(super) synced: bool,
 }
 
 /// Why a sender's bytes of one way (`d`) moved nothing for `quiet`.
@@ -71,7 +74,7 @@ impl Monitor for SenderMonitor<'_> {
                     // The receiver never speaks unasked; stray values are ignored.
                 }
                 _ = self.tick.tick() => {
-                    if let Some(f) = worker_failure(self.workers) {
+                    if let Some(f) = sender_failure(self.workers, self.synced) {
                         return Event::Fault(f);
                     }
                     if phase == Phase::Cooldown {

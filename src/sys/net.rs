@@ -19,6 +19,20 @@ pub(crate) struct TcpCounters {
     pub attempt_fails: u64,
 }
 
+impl std::ops::Add for TcpCounters {
+    type Output = Self;
+
+    /// Field-wise sum (two address families' tables).
+    fn add(self, o: Self) -> Self {
+        Self {
+            out_segs: self.out_segs + o.out_segs,
+            in_segs: self.in_segs + o.in_segs,
+            retrans_segs: self.retrans_segs + o.retrans_segs,
+            attempt_fails: self.attempt_fails + o.attempt_fails,
+        }
+    }
+}
+
 impl TcpCounters {
     /// Field-wise difference from `earlier`.
     pub(crate) fn delta(&self, earlier: &Self) -> Self {
@@ -44,6 +58,20 @@ pub(crate) struct UdpCounters {
     pub in_errors: u64,
     /// Of those, dropped because a socket's receive buffer was full (`RcvbufErrors`).
     pub rcvbuf_errors: u64,
+}
+
+impl std::ops::Add for UdpCounters {
+    type Output = Self;
+
+    /// Field-wise sum (two address families' tables).
+    fn add(self, o: Self) -> Self {
+        Self {
+            in_datagrams: self.in_datagrams + o.in_datagrams,
+            out_datagrams: self.out_datagrams + o.out_datagrams,
+            in_errors: self.in_errors + o.in_errors,
+            rcvbuf_errors: self.rcvbuf_errors + o.rcvbuf_errors,
+        }
+    }
 }
 
 impl UdpCounters {

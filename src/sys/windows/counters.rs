@@ -24,10 +24,13 @@ pub(crate) fn snapshot() -> Snapshot {
     cpu.irq = sum(|p| p.interrupt_time.max(0) as u64);
     cpu.softirq = sum(|p| p.dpc_time.max(0) as u64);
     cpu.system = cpu.system.saturating_sub(cpu.irq + cpu.softirq);
+    // A real Windows host has taken interrupts since boot. Wine answers 0 for them, and
+    // random bytes for the DPC counts: neither is a count then.
+    let interrupts = Some(sum(|p| u64::from(p.interrupt_count))).filter(|n| *n > 0);
     Snapshot {
         cpu,
-        interrupts: Some(sum(|p| u64::from(p.interrupt_count))).filter(|n| *n > 0),
-        net_rx: dpc_count(),
+        interrupts,
+        net_rx: interrupts.and_then(|_| dpc_count()),
         tcp: tcp_counters(),
         udp: udp_counters(),
         process_cpu_ms: super::host::process_cpu_ms(),
@@ -116,36 +119,53 @@ fn dpc_count() -> Option<u64> {
 }
 
 /// The TCP MIB of IPv4 and IPv6 together.
-#[allow(unsafe_code)]
 fn tcp_counters() -> TcpCounters {
-    let mut sum = TcpCounters::default();
-    for family in [AF_INET, AF_INET6] {
-        // SAFETY: a zeroed MIB_TCPSTATS_LH (plain data) the call fills.
-        let mut s: ip::MIB_TCPSTATS_LH = unsafe { std::mem::zeroed() };
-        // SAFETY: `s` is ours and of the type the call writes.
-        if unsafe { ip::GetTcpStatisticsEx(&mut s, u32::from(family)) } == 0 {
-            sum.out_segs += u64::from(s.dwOutSegs);
-            sum.in_segs += u64::from(s.dwInSegs);
-            sum.retrans_segs += u64::from(s.dwRetransSegs);
-            sum.attempt_fails += u64::from(s.dwAttemptFails);
-        }
-    }
-    sum
+    both_families(tcp_of)
 }
 
-/// The UDP MIB of IPv4 and IPv6 together. Windows does not count receive-buffer drops
-/// apart from the other errors.
+/// The TCP MIB of one address family; zero when Windows refuses.
 #[allow(unsafe_code)]
-fn udp_counters() -> UdpCounters {
-    let mut sum = UdpCounters::default();
-    for family in [AF_INET, AF_INET6] {
-        let mut s = ip::MIB_UDPSTATS::default();
-        // SAFETY: `s` is ours and of the type the call writes.
-        if unsafe { ip::GetUdpStatisticsEx(&mut s, u32::from(family)) } == 0 {
-            sum.in_datagrams += u64::from(s.dwInDatagrams);
-            sum.out_datagrams += u64::from(s.dwOutDatagrams);
-            sum.in_errors += u64::from(s.dwInErrors);
-        }
+fn tcp_of(family: u16) -> TcpCounters {
+    // SAFETY: a zeroed MIB_TCPSTATS_LH (plain data) the call fills.
+    let mut s: ip::MIB_TCPSTATS_LH = unsafe { std::mem::zeroed() };
+    // SAFETY: `s` is ours and of the type the call writes.
+    if unsafe { ip::GetTcpStatisticsEx(&mut s, u32::from(family)) } != 0 {
+        return TcpCounters::default();
     }
-    sum
+    TcpCounters {
+        out_segs: u64::from(s.dwOutSegs),
+        in_segs: u64::from(s.dwInSegs),
+        retrans_segs: u64::from(s.dwRetransSegs),
+        attempt_fails: u64::from(s.dwAttemptFails),
+    }
+}
+
+/// A MIB's IPv4 and IPv6 tables summed. Windows keeps one per family; Wine answers both
+/// from Linux's one table, so a second table equal to the first, field for field, is the
+/// same table again and counts once.
+fn both_families<T: std::ops::Add<Output = T> + PartialEq + Default + Copy>(of: fn(u16) -> T) -> T {
+    let (v4, v6) = (of(AF_INET), of(AF_INET6));
+    if v6 == v4 { v4 } else { v4 + v6 }
+}
+
+/// The UDP MIB of IPv4 and IPv6 together.
+fn udp_counters() -> UdpCounters {
+    both_families(udp_of)
+}
+
+/// The UDP MIB of one address family; zero when Windows refuses. Windows does not count
+/// receive-buffer drops apart from the other errors.
+#[allow(unsafe_code)]
+fn udp_of(family: u16) -> UdpCounters {
+    let mut s = ip::MIB_UDPSTATS::default();
+    // SAFETY: `s` is ours and of the type the call writes.
+    if unsafe { ip::GetUdpStatisticsEx(&mut s, u32::from(family)) } != 0 {
+        return UdpCounters::default();
+    }
+    UdpCounters {
+        in_datagrams: u64::from(s.dwInDatagrams),
+        out_datagrams: u64::from(s.dwOutDatagrams),
+        in_errors: u64::from(s.dwInErrors),
+        rcvbuf_errors: 0,
+    }
 }
