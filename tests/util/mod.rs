@@ -5,6 +5,7 @@ mod figures;
 mod pairs;
 mod ports;
 mod resources;
+mod wine;
 
 pub(crate) use figures::{
     Attempt, Tables, apart_s, assert_close, close_or_starved, covered, parse_tables, promise,
@@ -15,6 +16,7 @@ pub(crate) use ports::{Ports, port, ports_in, shifted};
 pub(crate) use resources::{
     FdPeak, raise_own_nofile, rss_kib, socket_flags_at, socket_flags_towards,
 };
+pub(crate) use wine::{exe, run_exe, spawn_exe};
 
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};

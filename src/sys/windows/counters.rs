@@ -141,11 +141,44 @@ fn tcp_of(family: u16) -> TcpCounters {
 }
 
 /// A MIB's IPv4 and IPv6 tables summed. Windows keeps one per family; Wine answers both
-/// from Linux's one table, so a second table equal to the first, field for field, is the
-/// same table again and counts once.
-fn both_families<T: std::ops::Add<Output = T> + PartialEq + Default + Copy>(of: fn(u16) -> T) -> T {
-    let (v4, v6) = (of(AF_INET), of(AF_INET6));
-    if v6 == v4 { v4 } else { v4 + v6 }
+/// from Linux's one table. The IPv4 table is read on either side of the IPv6 one: an IPv6
+/// table that lies between the two readings, field for field, is the same table again
+/// and counts once.
+fn both_families<T: Mib>(of: fn(u16) -> T) -> T {
+    let (v4, v6, v4_again) = (of(AF_INET), of(AF_INET6), of(AF_INET));
+    let (a, b, c) = (v4.fields(), v6.fields(), v4_again.fields());
+    if (0..4).all(|i| a[i] <= b[i] && b[i] <= c[i]) {
+        v4_again
+    } else {
+        v4 + v6
+    }
+}
+
+/// A MIB table as its counters, for `both_families`.
+trait Mib: std::ops::Add<Output = Self> + Copy {
+    fn fields(&self) -> [u64; 4];
+}
+
+impl Mib for TcpCounters {
+    fn fields(&self) -> [u64; 4] {
+        [
+            self.out_segs,
+            self.in_segs,
+            self.retrans_segs,
+            self.attempt_fails,
+        ]
+    }
+}
+
+impl Mib for UdpCounters {
+    fn fields(&self) -> [u64; 4] {
+        [
+            self.in_datagrams,
+            self.out_datagrams,
+            self.in_errors,
+            self.rcvbuf_errors,
+        ]
+    }
 }
 
 /// The UDP MIB of IPv4 and IPv6 together.
