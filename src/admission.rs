@@ -183,7 +183,7 @@ mod tests {
         assert_eq!(a.take_refused(), 3);
         assert_eq!(a.take_refused(), 0);
         let plain = Admission::new(false, 10);
-        let mut none = plain.strays();
+        let none = plain.strays();
         plain.admit(PEER);
         assert!(
             !none.has_changed().unwrap(),

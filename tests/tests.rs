@@ -28,5 +28,6 @@ mod sockets;
 mod streams;
 mod two_hosts;
 mod udp;
+mod windows_exe;
 mod windows_sync;
 mod writes;

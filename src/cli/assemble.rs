@@ -48,6 +48,12 @@ pub(super) fn data_opts(
     sender_conns: usize,
 ) -> config::DataOpts {
     let size = cli.buffer.map(|b| b.0 as usize);
+    // The low-water marks' default by path, where the OS has them (Linux).
+    let by_path = if crate::sys::socket::LOW_WATER_MARKS {
+        config::Lowat::ByPath
+    } else {
+        config::Lowat::Kernel
+    };
     config::DataOpts {
         protocol,
         send_size: size.unwrap_or(match dialect {
@@ -79,11 +85,11 @@ pub(super) fn data_opts(
                 .map(|r| (r.0 / 8.0 / sender_conns as f64).max(1.0) as u64),
             send_buffer: cli.send_buffer.and_then(|b| b.0),
             recv_buffer: cli.recv_buffer.and_then(|b| b.0),
-            notsent_lowat: lowat(cli.notsent_lowat, config::Lowat::ByPath),
+            notsent_lowat: lowat(cli.notsent_lowat, by_path),
             rcvlowat: lowat(
                 cli.rcvlowat,
                 match protocol {
-                    Protocol::Tcp => config::Lowat::ByPath,
+                    Protocol::Tcp => by_path,
                     Protocol::Udp => config::Lowat::Kernel,
                 },
             ),

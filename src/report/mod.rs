@@ -74,7 +74,8 @@ pub(crate) struct Thread {
     /// Seconds measured.
     pub seconds: f64,
     /// Bytes in the window: on a TCP sender those delivered (acknowledged by the
-    /// receiver, from TCP_INFO), on a receiver those read.
+    /// receiver, from TCP_INFO; where the OS does not say, as under Wine, those written,
+    /// and `bytes_written` is null), on a receiver those read.
     pub bytes: u64,
     /// TCP sender: bytes written into the send buffers in the window (more than were
     /// delivered by what was queued at the window's edges); null elsewhere.
@@ -276,7 +277,9 @@ pub(crate) struct Report {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Totals {
     /// Bytes in the window: on a TCP sender those its connections delivered (the receiver
-    /// acknowledged them, TCP_INFO `tcpi_bytes_acked`), on a receiver those read.
+    /// acknowledged them: TCP_INFO `tcpi_bytes_acked`, Windows' SIO_TCP_INFO; where the OS
+    /// does not say, as under Wine, those written, and `bytes_written` is null), on a
+    /// receiver those read.
     pub bytes: u64,
     /// TCP sender: bytes written into the send buffers in the window (ntttcp-for-linux's
     /// figure; it exceeds what was delivered by what sat queued at the window's edges);

@@ -281,6 +281,14 @@ async fn connect_all(
             "connection setup paced: at most {CONNECTS_IN_FLIGHT} connects in flight"
         )));
     }
+    let bulk = cfg.data.protocol == Protocol::Tcp && cfg.data.workload == Workload::Stream;
+    if bulk && !workers.iter().any(|w| w.counts_delivered()) {
+        notes(Note::Warn(
+            "this system does not say what a connection delivered (Wine, or Windows before \
+             10 1703): the sender's figures are the bytes it wrote"
+                .into(),
+        ));
+    }
     Ok(())
 }
 

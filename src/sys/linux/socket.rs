@@ -7,6 +7,9 @@ use std::os::fd::RawFd;
 use crate::sys::AsSock;
 use crate::sys::socket::ConnInfo;
 
+/// Linux has TCP_NOTSENT_LOWAT and SO_RCVLOWAT, whose defaults by path a run applies.
+pub(crate) const LOW_WATER_MARKS: bool = true;
+
 /// Sets SO_MAX_PACING_RATE (bytes per second, the 64-bit form, so rates above 34 Gbit/s
 /// per socket do not wrap as ntttcp-for-linux's 32-bit value does).
 #[allow(unsafe_code)]

@@ -22,6 +22,10 @@ fn linux_only(what: &str) -> io::Error {
     )
 }
 
+/// Windows has neither TCP_NOTSENT_LOWAT nor a settable SO_RCVLOWAT: a run keeps the
+/// stack's own behaviour, and the flags that ask for them are refused.
+pub(crate) const LOW_WATER_MARKS: bool = false;
+
 /// Pacing by the socket (SO_MAX_PACING_RATE) is Linux's.
 pub(crate) fn set_max_pacing_rate(_sock: &impl AsSock, _bytes_per_s: u64) -> io::Result<()> {
     Err(linux_only("SO_MAX_PACING_RATE"))
