@@ -97,7 +97,8 @@ pub(crate) fn install_signal_handlers(flag: Flag) -> std::io::Result<()> {
     })
 }
 
-#[cfg(test)]
+// Whether the waiter sleeps is read from /proc (Linux).
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

@@ -77,6 +77,31 @@ mod tests {
         }
     }
 
+    /// docs/cli.md marks as Linux only exactly the rows of these flags.
+    #[test]
+    fn the_flag_table_marks_the_linux_only_flags() {
+        let doc = include_str!("../../docs/cli.md");
+        let marked: Vec<&str> = doc
+            .lines()
+            .filter(|l| l.starts_with("| ") && l.contains("Linux only"))
+            .collect();
+        for (long, _) in LINUX_ONLY {
+            let flag = format!("--{long}");
+            assert!(
+                marked.iter().any(|l| l.contains(&flag)),
+                "docs/cli.md does not mark {flag} Linux only"
+            );
+        }
+        for l in &marked {
+            assert!(
+                LINUX_ONLY
+                    .iter()
+                    .any(|(long, _)| l.contains(&format!("--{long}"))),
+                "docs/cli.md marks a row Linux only that is not: {l}"
+            );
+        }
+    }
+
     #[test]
     fn linux_only_flags_are_refused_elsewhere_as_typed() {
         let z = refusal("ntttcp -s -m 1,*,127.0.0.1 -Z", "Windows").unwrap();

@@ -5,6 +5,16 @@ use crate::config::{CpuSpec, DEFAULT_SEND_SIZE, Phases, Role};
 
 const CPUS: &[usize] = &[0, 1];
 
+/// The low-water marks' default: by path where the OS has them (Linux), else the
+/// stack's own.
+fn by_path() -> crate::config::Lowat {
+    if crate::sys::OS == "Linux" {
+        crate::config::Lowat::ByPath
+    } else {
+        crate::config::Lowat::Kernel
+    }
+}
+
 fn parse_line(line: &str) -> Result<Config, UsageError> {
     let args: Vec<OsString> = std::iter::once("ntttcp")
         .chain(line.split_whitespace())
@@ -179,8 +189,8 @@ fn windows_flag_table() {
             pacing_rate: None,
             send_buffer: Some(1 << 20),
             recv_buffer: None,
-            notsent_lowat: crate::config::Lowat::ByPath,
-            rcvlowat: crate::config::Lowat::ByPath,
+            notsent_lowat: by_path(),
+            rcvlowat: by_path(),
         }
     );
     assert_eq!(c.data.thread_rate, Some(102_400.0));
@@ -190,7 +200,9 @@ fn windows_flag_table() {
         (Some(25001), true),
         "bare -f is 25001"
     );
-    assert_eq!(c.source.device.as_deref(), Some("lo"));
+    // Linux binds the source's device too; Windows binds by address alone.
+    let lo = (crate::sys::OS == "Linux").then_some("lo");
+    assert_eq!(c.source.device.as_deref(), lo);
     let c = ok("-s -m 1,*,10.0.0.5 -ns -nic 127.0.0.1");
     assert_eq!(c.source.addr, Some("127.0.0.1".parse().unwrap()));
     let c = ok("-s 10.0.0.5 -B 2.5G --no-delay");
@@ -198,6 +210,24 @@ fn windows_flag_table() {
         (c.data.rate_limit, c.data.sockopts.no_delay),
         (Some(2.5e9), true)
     );
+    // Several mappings after one -m.
+    let c = ok("-s -m 2,*,10.0.0.5 2,1,10.0.0.6 -ns -t 5");
+    assert_eq!(c.streams.ports.len(), 4);
+    assert_eq!(hosts(&c)[3], Some("10.0.0.6"));
+    // The Linux line that collides: -N is no-sync here, Windows would need a count.
+    let c = ok("-r -m 1,*,127.0.0.1 -N -t 5");
+    assert!(!c.sync.is_on());
+    // Forced dialects.
+    let c = ok("--dialect windows -s -m 1,*,10.0.0.5 -P 7001 -t 5");
+    assert_eq!((c.streams.base_port, c.streams.ports.len()), (7001, 1));
+    let c = ok("--dialect linux -s -m 1,*,10.0.0.5 -ns -P 2 -t 5");
+    assert_eq!((c.sync.is_on(), c.streams.ports.len()), (false, 2));
+}
+
+/// The low-water marks (Linux): by path unless given, `-1` the kernel's, each on its side.
+#[cfg(target_os = "linux")]
+#[test]
+fn low_water_marks_by_path_given_or_the_kernels() {
     // TCP_NOTSENT_LOWAT: by path unless given; -1 leaves the kernel's.
     let lowat = |line: &str| ok(line).data.sockopts.notsent_lowat;
     use crate::config::Lowat;
@@ -228,18 +258,6 @@ fn windows_flag_table() {
     );
     let e = err("-r 127.0.0.1 --rcvlowat lots");
     assert!(e.contains("--rcvlowat") && e.contains("'lots'"), "{e}");
-    // Several mappings after one -m.
-    let c = ok("-s -m 2,*,10.0.0.5 2,1,10.0.0.6 -ns -t 5");
-    assert_eq!(c.streams.ports.len(), 4);
-    assert_eq!(hosts(&c)[3], Some("10.0.0.6"));
-    // The Linux line that collides: -N is no-sync here, Windows would need a count.
-    let c = ok("-r -m 1,*,127.0.0.1 -N -t 5");
-    assert!(!c.sync.is_on());
-    // Forced dialects.
-    let c = ok("--dialect windows -s -m 1,*,10.0.0.5 -P 7001 -t 5");
-    assert_eq!((c.streams.base_port, c.streams.ports.len()), (7001, 1));
-    let c = ok("--dialect linux -s -m 1,*,10.0.0.5 -ns -P 2 -t 5");
-    assert_eq!((c.sync.is_on(), c.streams.ports.len()), (false, 2));
 }
 
 /// Each line is a usage error of one line that contains every needle.
@@ -247,10 +265,27 @@ fn assert_errors(rows: &[(&str, &[&str])]) {
     for (line, needles) in rows {
         let e = err(line);
         assert!(!e.contains('\n'), "{line}: multi-line error {e:?}");
-        for n in *needles {
+        // Elsewhere than on Linux a Linux-only flag is refused before any other rule.
+        let needles = if crate::sys::OS != "Linux" && uses_a_linux_only_flag(line) {
+            &["is Linux-only"][..]
+        } else {
+            needles
+        };
+        for n in needles {
             assert!(e.contains(n), "{line}: {e:?} lacks {n:?}");
         }
     }
+}
+
+/// Whether `line` has one of the flags only Linux can serve, in its long or short form.
+fn uses_a_linux_only_flag(line: &str) -> bool {
+    let cmd = super::command();
+    super::platform::LINUX_ONLY.iter().any(|(long, _)| {
+        let arg = cmd.get_arguments().find(|a| a.get_long() == Some(long));
+        let short = arg.and_then(|a| a.get_short()).map(|c| format!("-{c}"));
+        line.split_whitespace()
+            .any(|w| w == format!("--{long}") || Some(w) == short.as_deref())
+    })
 }
 
 #[test]

@@ -382,6 +382,8 @@ fn send_async(
 mod tests {
     use super::*;
 
+    // TCP_NOTSENT_LOWAT is Linux's.
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_sender_connection_gets_the_notsent_lowat_it_is_given() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -21,7 +21,15 @@ const PALETTE: [&str; 8] = [
 /// A round step for `max` split into about five ticks.
 fn step(max: f64) -> f64 {
     let raw = (max / 5.0).max(1e-9);
-    let mag = 10f64.powf(raw.log10().floor());
+    // A power of ten from whole multiplications, and a negative one as 1 / 10^n: both
+    // correctly rounded on every platform (a libm's powf or powi may be off by an ulp,
+    // and the ticks then read 0.10000000000000002).
+    let e = raw.log10().floor() as i32;
+    let mag = if e < 0 {
+        1.0 / (0..-e).fold(1.0, |m, _| m * 10.0)
+    } else {
+        (0..e).fold(1.0, |m, _| m * 10.0)
+    };
     [1.0, 2.0, 2.5, 5.0, 10.0]
         .iter()
         .map(|m| m * mag)

@@ -41,12 +41,6 @@ pub(crate) fn set_rcvlowat(_sock: &impl AsSock, _bytes: usize) -> io::Result<usi
     Err(linux_only("SO_RCVLOWAT"))
 }
 
-/// The TCP_NOTSENT_LOWAT of a socket: Windows has none.
-#[cfg(test)]
-pub(crate) fn notsent_lowat(_sock: &impl AsSock) -> io::Result<usize> {
-    Err(linux_only("TCP_NOTSENT_LOWAT"))
-}
-
 /// The path MTU Windows knows for a connected socket's destination (IP_MTU / IPV6_MTU,
 /// Windows 10 1607 and later).
 pub(crate) fn path_mtu(sock: &impl AsSock, ipv6: bool) -> io::Result<usize> {
