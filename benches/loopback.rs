@@ -3,7 +3,9 @@
 //! number of streams, interleaved, after waiting for an idle machine, repeated; medians
 //! and ratios printed. Run: `cargo bench --bench loopback -- [--seconds 5] [--reps 3]
 //! [--streams 1,2,4] [--zero-copy] [--placements] [--rx-sizes 16K,32K] [--udp] [--veth]
-//! [--baseline PATH]`.
+//! [--baseline PATH] [--windows EXE]`.
+//! `--windows EXE` adds the Windows build under Wine (`scripts/build-windows --wine`) as
+//! receiver and as sender against this build: Wine's figures, not Windows'.
 //! `--udp` compares UDP instead: receiver goodput of unlimited 1472-byte datagrams, ntttcp `-u` against iperf3
 //! `-u -b 0`. `--baseline PATH` adds another ntttcp binary (say, a release build of an
 //! earlier commit) run with the default flags, so a change is measured before and after in
@@ -44,11 +46,12 @@ const OPTIONS: &[&str] = &[
     "--streams",
     "--rx-sizes",
     "--baseline",
+    "--windows",
 ];
 const FLAGS: &[&str] = &["--udp", "--veth", "--zero-copy", "--placements"];
 const USAGE: &str = "usage: cargo bench --bench loopback -- [--seconds 5] [--reps 3] \
 [--streams 1,2,4] [--zero-copy] [--placements] [--rx-sizes 16K,32K] [--udp] [--veth] \
-[--baseline PATH]";
+[--baseline PATH] [--windows EXE]";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -149,6 +152,11 @@ fn tools(args: &[String], udp: bool) -> Vec<Tool> {
     let baseline = args::opt(args, "--baseline", "");
     if !baseline.is_empty() {
         tools.push(Tool::Baseline(leak(baseline)));
+    }
+    let exe = args::opt(args, "--windows", "");
+    if !exe.is_empty() {
+        let exe = leak(exe);
+        tools.extend([Tool::Wine(exe, true), Tool::Wine(exe, false)]);
     }
     tools.extend(peer("ntttcp-linux", Tool::Stock));
     tools.extend(peer("iperf", Tool::Iperf2(false)));

@@ -27,6 +27,9 @@ pub(crate) enum Tool {
     Baseline(&'static str),
     /// The stock ntttcp-for-linux on both ends, as `ntttcp-linux` on PATH.
     Stock,
+    /// The Windows build (`--windows EXE`) under Wine on one end, this build on the other:
+    /// true = the .exe receives.
+    Wine(&'static str, bool),
 }
 
 impl Tool {
@@ -39,6 +42,8 @@ impl Tool {
             Self::Iperf3(true) => "iperf3 -u x N procs",
             Self::Baseline(_) => "baseline ntttcp",
             Self::Stock => "ntttcp-for-linux",
+            Self::Wine(_, true) => "ntttcp.exe rx (Wine)",
+            Self::Wine(_, false) => "ntttcp.exe tx (Wine)",
         }
     }
 
@@ -51,6 +56,7 @@ impl Tool {
             }
             Self::Baseline(bin) => run_ntttcp(bin, n, secs, port, "", ""),
             Self::Stock => run_stock(n, secs, port),
+            Self::Wine(exe, exe_receives) => run_wine(exe, *exe_receives, n, secs, port),
             Self::Iperf2(lowat) => {
                 let _srv = Guard(spawn(Rx, "iperf", &format!("-s -p {port}"))?);
                 std::thread::sleep(Duration::from_millis(500));
@@ -127,6 +133,35 @@ fn run_ntttcp(
     let rx = Guard(spawn(Rx, bin, &format!("-r {common} {rx_opts}"))?);
     let (_, busy) = timed(|| output(Tx, bin, &format!("-s {common} {tx_opts}")))?;
     let out = wait_output(rx, Duration::from_secs(secs as u64 + 15))?;
+    Ok((ntttcp_receiver_rate(&out)?, busy))
+}
+
+/// The .exe under Wine on one end and this build on the other, the same flags as
+/// `run_ntttcp`'s default: (receiver bytes/s, busy fraction while the sender ran). Wine's
+/// figures, not Windows'.
+fn run_wine(
+    exe: &str,
+    exe_receives: bool,
+    n: usize,
+    secs: u32,
+    port: u16,
+) -> Result<(f64, f64), String> {
+    let ntttcp = env!("CARGO_BIN_EXE_ntttcp");
+    let common = format!("-m {n},*,{} -p {port} -t {secs}", target());
+    let (rx, tx) = if exe_receives {
+        (
+            ("wine", format!("{exe} -r {common}")),
+            (ntttcp, format!("-s {common}")),
+        )
+    } else {
+        (
+            (ntttcp, format!("-r {common}")),
+            ("wine", format!("{exe} -s {common}")),
+        )
+    };
+    let rx = Guard(spawn(Rx, rx.0, &rx.1)?);
+    let (_, busy) = timed(|| output(Tx, tx.0, &tx.1))?;
+    let out = wait_output(rx, Duration::from_secs(secs as u64 + 30))?;
     Ok((ntttcp_receiver_rate(&out)?, busy))
 }
 

@@ -260,3 +260,55 @@ fn the_exe_refuses_linux_only_flags_naming_them() {
         );
     }
 }
+
+/// `--loopback` on the .exe over IPv6, rate limited, with every result file: both roles in
+/// one Windows process, the limit held (a token bucket never lets more through than its
+/// rate), and the ntttcp-for-linux XML and JSON files and our JSON document written.
+#[test]
+fn the_exe_runs_loopback_over_ipv6_rate_limited_with_every_file() {
+    let Some(exe) = exe() else { return };
+    let _ports = Ports::take(1);
+    let d = Scratch::new("exe-files");
+    let (x, j) = (d.file("r.xml"), d.file("r.json"));
+    let o = run_exe(
+        &exe,
+        &format!(
+            "--loopback -6 -m 2,*,::1 -p @1 -t 2 -B 400M --format json -x {} -j {}",
+            x.display(),
+            j.display()
+        ),
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let doc = json(&o);
+    let reports = doc["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 2, "{doc}");
+    for r in reports {
+        a_windows_report(r);
+        assert_eq!(r["params"]["ipv6"], true);
+        let bps = r["totals"]["bits_per_second"].as_f64().unwrap();
+        assert!(bps > 1e6 && bps <= 400e6 * 1.05, "{bps}");
+    }
+    roxmltree::Document::parse(&d.read("r.xml")).expect("the -x file is well-formed");
+    let lj: serde_json::Value = serde_json::from_str(&d.read("r.json")).expect("the -j file");
+    assert!(lj.is_object(), "{lj}");
+}
+
+/// Windows NTttcp's own sync (a Windows-dialect line: a token on data port + 1000 per
+/// thread) between the .exe and the Linux build, the .exe receiving.
+#[test]
+fn windows_token_sync_between_the_exe_and_the_linux_build() {
+    let Some(exe) = exe() else { return };
+    let _ports = Ports::with_tokens();
+    let line = "-m 2,*,127.0.0.1 -p @1 -wu 0 -t 2";
+    let r = spawn_exe(&exe, "ntttcp.exe receiver", &format!("-r {line}"));
+    wait_listening(port(1) + 1000, LIMIT);
+    let so = run(&format!("-s {line}"), LIMIT);
+    assert_eq!(so.code(), Some(0), "{so:?}");
+    let ro = r.wait(LIMIT);
+    assert_eq!(ro.code(), Some(0), "{ro:?}");
+    for o in [&so, &ro] {
+        let t = &parse_tables(&o.stdout)[0];
+        assert!((t.realtime - 2.0).abs() < 0.1 && t.meg > 1.0, "{t:?}");
+    }
+}
