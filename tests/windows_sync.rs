@@ -139,3 +139,63 @@ fn mismatched_sync_says_so_and_suggests_running_without_it() {
         "run both sides without sync: -N here",
     );
 }
+
+/// The guide's likeliest mistake: `-ns` on the sender and nothing on the receiver. The
+/// receiver says within a second of the first data connection that it came without the
+/// handshake, names the flag that fixes it and keeps waiting; the sender's error names
+/// the likely cause and the flag.
+#[test]
+fn a_sender_without_sync_against_a_syncing_receiver_is_named_on_both_sides() {
+    let _ports = Ports::take(1);
+    let limit = Duration::from_secs(20);
+    let r = spawn("receiver", "-r -m 2,*,127.0.0.1 -p @1 -t 3");
+    crate::util::wait_listening(port(0), limit);
+    let s = spawn("sender", "-s -m 2,*,127.0.0.1 -p @1 -ns -t 3");
+    // Said while the receiver still waits: long before any deadline of its own.
+    r.wait_for_stderr("came without the sync handshake", Duration::from_secs(10));
+    let so = s.wait(limit);
+    assert_eq!(so.code(), Some(1), "{so:?}");
+    assert!(
+        so.stderr
+            .contains("a receiver that syncs closes data connections")
+            && so
+                .stderr
+                .contains("give it -N (-ns in Windows NTttcp's spelling)"),
+        "{}",
+        so.stderr
+    );
+    // Still waiting for a real sender: one that syncs gets its test.
+    let ok = crate::util::run("-s -m 2,*,127.0.0.1 -p @1 -t 1", limit);
+    assert_eq!(ok.code(), Some(0), "{ok:?}");
+    let ro = r.wait(limit);
+    assert_eq!(ro.code(), Some(0), "{ro:?}");
+    let said = ro.stderr.matches("came without the sync handshake").count();
+    assert_eq!(said, 1, "said once: {}", ro.stderr);
+    assert!(ro.stderr.contains("give this receiver -N"), "{}", ro.stderr);
+}
+
+/// A peer on the sync port that is not ntttcp (an HTTP server answers with text) is named
+/// as such, not as a sync message number.
+#[test]
+fn an_http_server_on_the_sync_port_is_named_as_not_ntttcp() {
+    let _ports = Ports::take(1);
+    let http = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut c, _) = http.accept().unwrap();
+        let mut asked = [0u8; 4];
+        c.read_exact(&mut asked).unwrap();
+        c.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").unwrap();
+        // Held open until the sender has read and gone.
+        let _ = c.read(&mut asked);
+    });
+    let o = crate::util::run("-s -m 1,*,127.0.0.1 -p @1 -t 1", IO);
+    server.join().unwrap();
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(
+        o.stderr.contains(
+            "the peer on the sync port is not ntttcp: it sent text \"HTTP\" (an HTTP server)"
+        ),
+        "{}",
+        o.stderr
+    );
+}
