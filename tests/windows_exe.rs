@@ -1,7 +1,8 @@
 //! The Windows build (`ntttcp.exe`) under Wine against the Linux build, on loopback: each
 //! role on each side, with ntttcp-for-linux's sync and with the Azure guide's no-sync
 //! lines (`-ns` on the Windows side, `-N` on the Linux one), TCP and UDP, the XML file
-//! that VirtualClient and PerfKitBenchmarker read, a dead peer, Ctrl+C and the flags only
+//! that VirtualClient and PerfKitBenchmarker read, `-H`, loopback over IPv6 with a rate
+//! limit and every file, Windows NTttcp's token sync, a dead peer, Ctrl+C and the flags only
 //! Linux can serve. Wine's figures are Wine's: these tests hold what the two builds
 //! promise each other, never a throughput.
 
@@ -311,4 +312,27 @@ fn windows_token_sync_between_the_exe_and_the_linux_build() {
         let t = &parse_tables(&o.stdout)[0];
         assert!((t.realtime - 2.0).abs() < 0.1 && t.meg > 1.0, "{t:?}");
     }
+}
+
+/// `-H` on the .exe serves test after test until Ctrl+C, each one's tables printed as it
+/// ends; every test it served completed, so the interruption between them exits 0.
+#[test]
+fn a_hold_receiver_on_the_exe_serves_senders_until_ctrl_c() {
+    let Some(exe) = exe() else { return };
+    let _ports = Ports::take(1);
+    let r = spawn_exe(
+        &exe,
+        "ntttcp.exe -H receiver",
+        "-r -H -m 1,*,127.0.0.1 -p @1 -t 1",
+    );
+    wait_listening(port(1) - 1, LIMIT);
+    for i in 1..=2 {
+        let s = run("-s -m 1,*,127.0.0.1 -p @1 -t 1", LIMIT);
+        assert_eq!(s.code(), Some(0), "sender {i}: {s:?}");
+        r.wait_for_stdout_count("#####  Totals:  #####", i, LIMIT);
+    }
+    r.signal(2);
+    let ro = r.wait(LIMIT);
+    assert_eq!(ro.code(), Some(0), "{ro:?}");
+    assert_eq!(parse_tables(&ro.stdout).len(), 2, "{}", ro.stdout);
 }
