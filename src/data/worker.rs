@@ -343,17 +343,6 @@ impl WorkerState {
         self.fail(format!("{doing}: {e}"));
     }
 
-    /// Whether this worker's sent bytes are those its connections delivered (the OS says
-    /// so per connection), not those it wrote.
-    pub(crate) fn counts_delivered(&self) -> bool {
-        self.pours.load(Ordering::Acquire)
-            || !self
-                .delivering
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .is_empty()
-    }
-
     /// Whether a connection of this worker was reset by its peer.
     pub(crate) fn reset_by_peer(&self) -> bool {
         self.reset.load(Ordering::Acquire)

@@ -281,14 +281,6 @@ async fn connect_all(
             "connection setup paced: at most {CONNECTS_IN_FLIGHT} connects in flight"
         )));
     }
-    let bulk = cfg.data.protocol == Protocol::Tcp && cfg.data.workload == Workload::Stream;
-    if bulk && !workers.iter().any(|w| w.counts_delivered()) {
-        notes(Note::Warn(
-            "this system does not say what a connection delivered (Wine, or Windows before \
-             10 1703): the sender's figures are the bytes it wrote"
-                .into(),
-        ));
-    }
     Ok(())
 }
 
@@ -450,6 +442,20 @@ fn report(
             report
         })
         .collect();
+    // A TCP sender's bytes are those its connections delivered, with the bytes written
+    // beside them; without the second, the OS did not say what was delivered.
+    let bulk = cfg.data.protocol == Protocol::Tcp && cfg.data.workload == Workload::Stream;
+    if bulk
+        && reports
+            .iter()
+            .any(|r| r.totals.bytes_written.is_none() && r.totals.bytes > 0)
+    {
+        notes(Note::Warn(
+            "this system does not say what a connection delivered (Wine, or Windows before \
+             10 1703): the sender's figures are the bytes it wrote"
+                .into(),
+        ));
+    }
     notes(Note::Reports(reports.clone()));
     reports
 }

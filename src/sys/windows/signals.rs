@@ -10,8 +10,8 @@ use windows_sys::Win32::System::Console::SetConsoleCtrlHandler;
 static EVENTS: Mutex<Option<Sender<()>>> = Mutex::new(None);
 
 /// Runs on a thread Windows creates for the event: forwards it, and says it was handled
-/// so that Windows does not end the process (a close event still ends it once every
-/// handler has returned, which gives the report a few seconds).
+/// so that Windows does not end the process at Ctrl+C or Ctrl+Break (closing the console
+/// window ends it once the handlers have returned, whatever they say).
 extern "system" fn handler(_event: u32) -> windows_sys::core::BOOL {
     let events = EVENTS.lock().unwrap_or_else(|p| p.into_inner());
     let forwarded = events.as_ref().is_some_and(|tx| tx.send(()).is_ok());
