@@ -269,9 +269,10 @@ fn the_exe_refuses_linux_only_flags_naming_them() {
     }
 }
 
-/// `--loopback` on the .exe over IPv6, rate limited, with every result file: both roles in
-/// one Windows process, the limit held (a token bucket never lets more through than its
-/// rate), and the ntttcp-for-linux XML and JSON files and our JSON document written.
+/// `--loopback` on the .exe over IPv6, rate limited, pinned, with every result file: both
+/// roles in one Windows process, every worker on the CPU the mapping names, the limit held
+/// (a token bucket never lets more through than its rate), the ntttcp-for-linux XML and
+/// JSON files and our JSON document written; and a floor it misses exits 3.
 #[test]
 fn the_exe_runs_loopback_over_ipv6_rate_limited_with_every_file() {
     let Some(exe) = exe() else { return };
@@ -281,7 +282,7 @@ fn the_exe_runs_loopback_over_ipv6_rate_limited_with_every_file() {
     let o = run_exe(
         &exe,
         &format!(
-            "--loopback -6 -m 2,*,::1 -p @1 -t 2 -B 400M --format json -x {} -j {}",
+            "--loopback -6 -m 2,1,::1 -p @1 -t 2 -B 400M --format json -x {} -j {}",
             x.display(),
             j.display()
         ),
@@ -296,19 +297,25 @@ fn the_exe_runs_loopback_over_ipv6_rate_limited_with_every_file() {
         assert_eq!(r["params"]["ipv6"], true);
         let bps = r["totals"]["bits_per_second"].as_f64().unwrap();
         assert!(bps > 1e6 && bps <= 400e6 * 1.05, "{bps}");
+        for t in r["threads"].as_array().unwrap() {
+            assert_eq!(t["cpu"], 1, "pinned as the mapping says: {t}");
+        }
     }
     roxmltree::Document::parse(&d.read("r.xml")).expect("the -x file is well-formed");
     let lj: serde_json::Value = serde_json::from_str(&d.read("r.json")).expect("the -j file");
     assert!(lj.is_object(), "{lj}");
+    let floor = run_exe(&exe, "--loopback -p @11 -t 1 --min-throughput 100T", LIMIT);
+    assert_eq!(floor.code(), Some(3), "{floor:?}");
 }
 
 /// Windows NTttcp's own sync (a Windows-dialect line: a token on data port + 1000 per
-/// thread) between the .exe and the Linux build, the .exe receiving.
+/// thread) between the .exe and the Linux build, the .exe receiving, with a warm-up and
+/// a cool-down around the 2 s measured.
 #[test]
 fn windows_token_sync_between_the_exe_and_the_linux_build() {
     let Some(exe) = exe() else { return };
     let _ports = Ports::with_tokens();
-    let line = "-m 2,*,127.0.0.1 -p @1 -wu 0 -t 2";
+    let line = "-m 2,*,127.0.0.1 -p @1 -wu 1 -t 2 -cd 1";
     let r = spawn_exe(&exe, "ntttcp.exe receiver", &format!("-r {line}"));
     wait_listening(port(1) + 1000, LIMIT);
     let so = run(&format!("-s {line}"), LIMIT);
