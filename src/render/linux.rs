@@ -176,8 +176,9 @@ pub(crate) fn render(r: &Report, verbose: bool) -> String {
     line(format!("\t user\t\t:{:.2}%", r.cpu.user_percent));
     line(format!("\t system\t\t:{:.2}%", r.cpu.system_percent));
     line(format!("\t idle\t\t:{:.2}%", r.cpu.idle_percent));
-    line(format!("\t iowait\t\t:{:.2}%", r.cpu.iowait_percent));
-    line(format!("\t softirq\t:{:.2}%", r.cpu.softirq_percent));
+    let percent = |v: Option<f64>| v.map_or_else(|| super::UNKNOWN.into(), |v| format!("{v:.2}%"));
+    line(format!("\t iowait\t\t:{}", percent(r.cpu.iowait_percent)));
+    line(format!("\t softirq\t:{}", percent(r.cpu.softirq_percent)));
     line(format!("\t cycles/byte\t:{:.2}", l.cycles_per_byte));
     // All CPUs' busy share, as Avg. CPU %: the original's per-process figure exceeds 100.
     line(format!("cpu busy (all)\t:{:.2}%", r.cpu.busy_percent));

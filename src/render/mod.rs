@@ -30,6 +30,11 @@ fn fixed3(v: Option<f64>) -> String {
     v.map_or_else(|| UNKNOWN.to_string(), |v| format!("{v:.3}"))
 }
 
+/// A percentage with two decimals, or `UNKNOWN` when the system does not give it.
+fn fixed2(v: Option<f64>) -> String {
+    v.map_or_else(|| UNKNOWN.to_string(), |v| format!("{v:.2}"))
+}
+
 /// How every text output writes a figure the system does not give (never 0).
 const UNKNOWN: &str = "n/a";
 
@@ -120,12 +125,12 @@ mod tests {
         let with_steal = |steal: u64| {
             crate::stats::fixture::seed_with(|m| {
                 m.sys.cpu.idle -= steal;
-                m.sys.cpu.steal = steal;
+                m.sys.cpu.steal = Some(steal);
             })
         };
         // 12,000 of the seed's 100,000 ticks.
         let r = with_steal(12_000);
-        assert!((r.cpu.steal_percent - 12.0).abs() < 1e-9);
+        assert!((r.cpu.steal_percent.unwrap() - 12.0).abs() < 1e-9);
         assert_eq!(
             r.disturbance().as_deref(),
             Some("the hypervisor withheld 12 % of the CPUs' time (steal)")

@@ -317,13 +317,14 @@ pub(crate) struct Cpu {
     pub system_percent: f64,
     /// System-wide idle %.
     pub idle_percent: f64,
-    /// System-wide I/O wait %.
-    pub iowait_percent: f64,
-    /// System-wide soft-interrupt %.
-    pub softirq_percent: f64,
+    /// System-wide I/O wait %; null where the OS keeps none (Windows).
+    pub iowait_percent: Option<f64>,
+    /// System-wide soft-interrupt % (Windows: DPC time); null where the OS does not say.
+    pub softirq_percent: Option<f64>,
     /// System-wide steal %: time a virtual machine's CPUs wanted to run and the
-    /// hypervisor ran something else (counted as busy above, as both originals do).
-    pub steal_percent: f64,
+    /// hypervisor ran something else (counted as busy above, as both originals do); null
+    /// where the OS does not say (Windows).
+    pub steal_percent: Option<f64>,
     /// This process's CPU time / wall time × 100 (may exceed 100 on several CPUs).
     pub process_percent: f64,
     /// Busy cycles of all CPUs per byte moved (system-wide busy, as NTttcp).
@@ -403,12 +404,11 @@ impl Report {
                 self.end.planned_s.unwrap_or(0.0)
             )
         });
-        let steal = (self.cpu.steal_percent >= STEAL_NOTED_PERCENT).then(|| {
-            format!(
-                "the hypervisor withheld {:.0} % of the CPUs' time (steal)",
-                self.cpu.steal_percent
-            )
-        });
+        let steal = self
+            .cpu
+            .steal_percent
+            .filter(|s| *s >= STEAL_NOTED_PERCENT)
+            .map(|s| format!("the hypervisor withheld {s:.0} % of the CPUs' time (steal)"));
         let said: Vec<String> = [stall, over, steal].into_iter().flatten().collect();
         (!said.is_empty()).then(|| said.join("; "))
     }

@@ -84,6 +84,9 @@ pub(crate) fn seed_measured() -> Measured {
                 user: 5_000,
                 system: 10_075,
                 idle: 84_925,
+                iowait: Some(0),
+                softirq: Some(0),
+                steal: Some(0),
                 ..Default::default()
             },
             interrupts: Some(1_816_762),
@@ -96,7 +99,10 @@ pub(crate) fn seed_measured() -> Measured {
             },
             process_cpu_s: 120.0,
             tcp_ext: Default::default(),
-            udp: Default::default(),
+            udp: crate::sys::net::UdpCounters {
+                rcvbuf_errors: Some(0),
+                ..Default::default()
+            },
         },
         negotiated_cycle_s: Some(300),
         end: End::Completed,

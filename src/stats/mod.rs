@@ -261,6 +261,7 @@ fn cpu(m: &Measured, bytes: u64) -> Cpu {
     let c = &m.sys.cpu;
     let total = c.total() as f64;
     let pct = |v: u64| ratio(v as f64 * 100.0, total);
+    let known = |v: Option<u64>| v.map(pct);
     let busy_percent = c.busy_fraction() * 100.0;
     let busy_hz = busy_percent / 100.0 * m.host.cpu_count as f64 * m.host.cpu_mhz * 1e6;
     Cpu {
@@ -270,9 +271,9 @@ fn cpu(m: &Measured, bytes: u64) -> Cpu {
         user_percent: pct(c.user),
         system_percent: pct(c.system),
         idle_percent: pct(c.idle),
-        iowait_percent: pct(c.iowait),
-        softirq_percent: pct(c.softirq),
-        steal_percent: pct(c.steal),
+        iowait_percent: known(c.iowait),
+        softirq_percent: known(c.softirq),
+        steal_percent: known(c.steal),
         process_percent: ratio(m.sys.process_cpu_s * 100.0, m.seconds),
         cycles_per_byte: ratio(busy_hz, ratio(bytes as f64, m.seconds)),
     }

@@ -204,7 +204,7 @@ pub(crate) fn linux(r: &Report) -> LinuxFigures {
     let c = &r.cpu;
     let bytes_per_s = ratio(bytes, secs);
     // No ticks at all (an unreadable /proc/stat) reads as 0, not as fully busy.
-    let busy = if c.busy_percent + c.idle_percent + c.iowait_percent > 0.0 {
+    let busy = if c.busy_percent + c.idle_percent + c.iowait_percent.unwrap_or(0.0) > 0.0 {
         1.0 - c.idle_percent / 100.0
     } else {
         0.0

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-/// The ten tick counters of a /proc/stat `cpu` line we use (guest time is already part of
-/// user time, so it is not added again).
+/// System-wide CPU time by kind: the tick counters of a /proc/stat `cpu` line we use on
+/// Linux (guest time is already part of user time, so it is not added again); 100 ns units
+/// on Windows, which keeps no I/O wait or steal (None: unknown, never 0).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub(crate) struct CpuTimes {
     /// Normal user time.
@@ -16,13 +17,13 @@ pub(crate) struct CpuTimes {
     /// Idle time.
     pub idle: u64,
     /// Waiting for I/O (idle from the CPU's point of view).
-    pub iowait: u64,
+    pub iowait: Option<u64>,
     /// Hard interrupt time.
     pub irq: u64,
-    /// Soft interrupt time (where loopback TCP does much of its work).
-    pub softirq: u64,
+    /// Soft interrupt time (where loopback TCP does much of its work; Windows' DPC time).
+    pub softirq: Option<u64>,
     /// Time stolen by the hypervisor.
-    pub steal: u64,
+    pub steal: Option<u64>,
 }
 
 impl CpuTimes {
@@ -32,10 +33,10 @@ impl CpuTimes {
             + self.nice
             + self.system
             + self.idle
-            + self.iowait
+            + self.iowait.unwrap_or(0)
             + self.irq
-            + self.softirq
-            + self.steal
+            + self.softirq.unwrap_or(0)
+            + self.steal.unwrap_or(0)
     }
 
     /// Busy fraction 0..=1: 1 − (idle + iowait) / total, as both originals compute it.
@@ -44,7 +45,7 @@ impl CpuTimes {
         if total == 0 {
             return 0.0;
         }
-        1.0 - (self.idle + self.iowait) as f64 / total as f64
+        1.0 - (self.idle + self.iowait.unwrap_or(0)) as f64 / total as f64
     }
 
     /// Field-wise difference from `earlier`.
@@ -54,10 +55,10 @@ impl CpuTimes {
             nice: self.nice.saturating_sub(earlier.nice),
             system: self.system.saturating_sub(earlier.system),
             idle: self.idle.saturating_sub(earlier.idle),
-            iowait: self.iowait.saturating_sub(earlier.iowait),
+            iowait: super::since(self.iowait, earlier.iowait),
             irq: self.irq.saturating_sub(earlier.irq),
-            softirq: self.softirq.saturating_sub(earlier.softirq),
-            steal: self.steal.saturating_sub(earlier.steal),
+            softirq: super::since(self.softirq, earlier.softirq),
+            steal: super::since(self.steal, earlier.steal),
         }
     }
 }
@@ -83,18 +84,25 @@ mod tests {
         let a = CpuTimes {
             user: 10,
             idle: 100,
+            iowait: Some(0),
             ..Default::default()
         };
         let b = CpuTimes {
             user: 40,
             system: 30,
             idle: 120,
-            iowait: 10,
+            iowait: Some(10),
             ..Default::default()
         };
         let d = b.delta(&a);
-        assert_eq!((d.user, d.system, d.idle, d.iowait), (30, 30, 20, 10));
+        assert_eq!((d.user, d.system, d.idle, d.iowait), (30, 30, 20, Some(10)));
         assert!((d.busy_fraction() - 60.0 / 90.0).abs() < 1e-12);
+        let unknown = CpuTimes { iowait: None, ..b };
+        assert_eq!(
+            unknown.delta(&a).iowait,
+            None,
+            "unknown at either end is unknown"
+        );
         assert_eq!(CpuTimes::default().busy_fraction(), 0.0);
     }
 }

@@ -141,6 +141,6 @@ impl Snapshot {
 }
 
 /// A counter's change from `earlier` to `now`, known only when both readings are.
-fn since(now: Option<u64>, earlier: Option<u64>) -> Option<u64> {
+pub(crate) fn since(now: Option<u64>, earlier: Option<u64>) -> Option<u64> {
     Some(now?.saturating_sub(earlier?))
 }

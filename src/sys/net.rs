@@ -56,8 +56,9 @@ pub(crate) struct UdpCounters {
     pub out_datagrams: u64,
     /// Datagrams that could not be delivered (`InErrors`): NTttcp's UDP "Errors".
     pub in_errors: u64,
-    /// Of those, dropped because a socket's receive buffer was full (`RcvbufErrors`).
-    pub rcvbuf_errors: u64,
+    /// Of those, dropped because a socket's receive buffer was full (`RcvbufErrors`); null
+    /// where the OS does not count them apart (Windows).
+    pub rcvbuf_errors: Option<u64>,
 }
 
 impl std::ops::Add for UdpCounters {
@@ -69,7 +70,7 @@ impl std::ops::Add for UdpCounters {
             in_datagrams: self.in_datagrams + o.in_datagrams,
             out_datagrams: self.out_datagrams + o.out_datagrams,
             in_errors: self.in_errors + o.in_errors,
-            rcvbuf_errors: self.rcvbuf_errors + o.rcvbuf_errors,
+            rcvbuf_errors: self.rcvbuf_errors.zip(o.rcvbuf_errors).map(|(a, b)| a + b),
         }
     }
 }
@@ -81,7 +82,7 @@ impl UdpCounters {
             in_datagrams: self.in_datagrams.saturating_sub(earlier.in_datagrams),
             out_datagrams: self.out_datagrams.saturating_sub(earlier.out_datagrams),
             in_errors: self.in_errors.saturating_sub(earlier.in_errors),
-            rcvbuf_errors: self.rcvbuf_errors.saturating_sub(earlier.rcvbuf_errors),
+            rcvbuf_errors: super::since(self.rcvbuf_errors, earlier.rcvbuf_errors),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 mod ours;
 
-use super::{fixed3, tf};
+use super::{fixed2, fixed3, tf};
 use crate::report::{Report, Side};
 use crate::stats;
 
@@ -193,8 +193,8 @@ fn linux_cpu(d: &mut Doc, r: &Report) {
     d.metric(1, "user", "%", format!("{:.2}", c.user_percent));
     d.metric(1, "system", "%", format!("{:.2}", c.system_percent));
     d.metric(1, "idle", "%", format!("{:.2}", c.idle_percent));
-    d.metric(1, "iowait", "%", format!("{:.2}", c.iowait_percent));
-    d.metric(1, "softirq", "%", format!("{:.2}", c.softirq_percent));
+    d.metric(1, "iowait", "%", fixed2(c.iowait_percent));
+    d.metric(1, "softirq", "%", fixed2(c.softirq_percent));
     let cycles = format!("{:.2}", stats::linux(r).cycles_per_byte);
     d.metric(1, "cycles_per_byte", "cycles/byte", cycles);
     // All CPUs' busy share (as `cpu` in the -j file and Avg. CPU %), never over 100.

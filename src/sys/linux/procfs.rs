@@ -22,10 +22,10 @@ pub(crate) fn parse_cpu_line(stat: &str) -> Option<CpuTimes> {
         nice: get(1),
         system: get(2),
         idle: get(3),
-        iowait: get(4),
+        iowait: Some(get(4)),
         irq: get(5),
-        softirq: get(6),
-        steal: get(7),
+        softirq: Some(get(6)),
+        steal: Some(get(7)),
     })
 }
 
@@ -115,7 +115,7 @@ pub(crate) fn parse_udp(snmp: &str, snmp6: &str) -> UdpCounters {
         in_datagrams: get("InDatagrams"),
         out_datagrams: get("OutDatagrams"),
         in_errors: get("InErrors"),
-        rcvbuf_errors: get("RcvbufErrors"),
+        rcvbuf_errors: Some(get("RcvbufErrors")),
     }
 }
 
@@ -201,10 +201,10 @@ softirq 73355 0 8638 4 3006 28901 0 91 17097 0 15618
                 nice: 0,
                 system: 144325,
                 idle: 338974,
-                iowait: 611,
+                iowait: Some(611),
                 irq: 0,
-                softirq: 58105,
-                steal: 94
+                softirq: Some(58105),
+                steal: Some(94)
             }
         );
         assert_eq!(c.total(), 12354 + 144325 + 338974 + 611 + 58105 + 94);
@@ -297,10 +297,18 @@ Udp: 5 0 0 5
                 in_datagrams: 12,
                 out_datagrams: 13,
                 in_errors: 1,
-                rcvbuf_errors: 0
+                rcvbuf_errors: Some(0)
             }
         );
-        assert_eq!(parse_udp("", ""), UdpCounters::default());
+        let zero = UdpCounters {
+            rcvbuf_errors: Some(0),
+            ..UdpCounters::default()
+        };
+        assert_eq!(
+            parse_udp("", ""),
+            zero,
+            "Linux counts every field, 0 when absent"
+        );
         assert_eq!(u.delta(&parse_udp(SNMP, "")).in_datagrams, 7);
     }
 

@@ -21,12 +21,15 @@ pub(crate) fn snapshot() -> Snapshot {
     let mut cpu = system_times();
     // Kernel time includes the time spent in interrupts and DPCs: shown apart, as irq and
     // softirq time are on Linux.
-    cpu.irq = sum(|p| p.interrupt_time.max(0) as u64);
-    cpu.softirq = sum(|p| p.dpc_time.max(0) as u64);
-    cpu.system = cpu.system.saturating_sub(cpu.irq + cpu.softirq);
-    // A real Windows host has taken interrupts since boot. Wine answers 0 for them, and
-    // random bytes for the DPC counts: neither is a count then.
+    // A real Windows host has taken interrupts since boot. Wine answers 0 for them and
+    // their time, and random bytes for the DPC counts: none of them is known then.
     let interrupts = Some(sum(|p| u64::from(p.interrupt_count))).filter(|n| *n > 0);
+    if interrupts.is_some() {
+        cpu.irq = sum(|p| p.interrupt_time.max(0) as u64);
+        let dpc = sum(|p| p.dpc_time.max(0) as u64);
+        cpu.softirq = Some(dpc);
+        cpu.system = cpu.system.saturating_sub(cpu.irq + dpc);
+    }
     Snapshot {
         cpu,
         interrupts,
@@ -176,7 +179,7 @@ impl Mib for UdpCounters {
             self.in_datagrams,
             self.out_datagrams,
             self.in_errors,
-            self.rcvbuf_errors,
+            self.rcvbuf_errors.unwrap_or(0),
         ]
     }
 }
@@ -199,6 +202,6 @@ fn udp_of(family: u16) -> UdpCounters {
         in_datagrams: u64::from(s.dwInDatagrams),
         out_datagrams: u64::from(s.dwOutDatagrams),
         in_errors: u64::from(s.dwInErrors),
-        rcvbuf_errors: 0,
+        rcvbuf_errors: None,
     }
 }
