@@ -16,7 +16,7 @@ use crate::util::{
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// What the .exe reports of its host: Windows' own name for itself, and counters Windows
-/// (or Wine) does not give as unknown, never as 0.
+/// (or Wine) does not give as unknown (null), never as 0.
 fn a_windows_report(r: &serde_json::Value) {
     let os = r["os"].as_str().unwrap_or_default();
     assert!(os.starts_with("Windows "), "{os}");
@@ -29,6 +29,12 @@ fn a_windows_report(r: &serde_json::Value) {
         "{}",
         r["cpu"]
     );
+    // What Windows keeps no count of at all.
+    for k in ["iowait_percent", "steal_percent"] {
+        assert!(r["cpu"][k].is_null(), "{k}: {}", r["cpu"]);
+    }
+    let drops = &r["network"]["udp"]["rcvbuf_errors"];
+    assert!(drops.is_null(), "rcvbuf_errors: {drops}");
 }
 
 /// A sync pair on ports from `@at`: the receiver started by `rx` (the .exe or the Linux
