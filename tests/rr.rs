@@ -384,7 +384,7 @@ fn latency_between_namespaces_follows_a_shaped_link_ipv4_and_ipv6() {
 /// tens of microseconds), so the round trips TCP_INFO reports are a millisecond or more,
 /// and the queue tbf allows (200 ms) bounds them. A promise: a sender that did not keep
 /// the link full (under 90 % of its 100 Mbit/s) left the queue short, and its round
-/// trips with it (1.6 ms beside the root suite and four CPU-bound loops).
+/// trips with it: such a run was starved, not wrong.
 fn bulk_round_trips_are_the_links(h: &TwoHosts, target: &str, bind: &str, six: &str, k: u16) {
     let what = format!("{six} bulk round trips over the shaped link");
     promise(&what, |i| {

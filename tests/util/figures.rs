@@ -143,9 +143,8 @@ pub(crate) fn tables_starved(sides: &[&Tables], stderr: &[&str]) -> Option<Strin
 
 /// The share of `report`'s window that its jsonl `intervals` tile: the last one's end
 /// over the window, at most 1. The rest moved between that sample and the closing edge,
-/// which a late wake on a loaded machine widens (1.9 % of the bytes in an ordinary user's
-/// run beside four CPU-bound loops), so a sum of the intervals is held against the total
-/// over this share.
+/// which a late wake on a loaded machine widens (by percents of the bytes), so a sum of the
+/// intervals is held against the total over this share.
 pub(crate) fn covered(intervals: &[&serde_json::Value], report: &serde_json::Value) -> f64 {
     let last_end = intervals
         .iter()
@@ -184,8 +183,8 @@ pub(crate) fn starved(reports: &[&serde_json::Value]) -> Option<String> {
 /// Why the sides' own windows say the run was starved, or None: their edges (on the
 /// host's one wall clock) lie further apart than a tenth of a percent of the window, so
 /// the two counted different stretches of the traffic. A sampling thread without a
-/// real-time priority (an ordinary user's) wakes late for an edge when other processes
-/// hold the CPUs: tens of milliseconds beside four CPU-bound ones, measured.
+/// real-time priority (an ordinary user's) wakes late for an edge, by tens of
+/// milliseconds, when other processes hold the CPUs.
 pub(crate) fn windows_apart(sides: &[&serde_json::Value]) -> Option<String> {
     let apart = apart_s(sides);
     let window = sides
