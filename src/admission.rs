@@ -10,8 +10,9 @@
 //! before its 'R' are all taken before the gate closes.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
@@ -38,7 +39,13 @@ pub(crate) struct Admission {
     /// The last data connection that came while no handshake asked for one and no test
     /// ran: most likely a sender without sync (`-N` / `-ns`) against this syncing one.
     stray: watch::Sender<Option<SocketAddr>>,
+    /// When the last test ended (its sender's last connects may still arrive).
+    ended: Mutex<Option<Instant>>,
 }
+
+/// A connection within this long of a test's end may be that test's sender's last one
+/// (a connection-rate sender's connects in flight), not a sender without sync.
+const AFTER_A_TEST: Duration = Duration::from_secs(2);
 
 impl Admission {
     /// A gate for a receiver in sync mode (`gated`) or not, keeping at most `budget`
@@ -54,6 +61,7 @@ impl Admission {
             refused: AtomicU64::new(0),
             settle: watch::Sender::new(0),
             stray: watch::Sender::new(None),
+            ended: Mutex::new(None),
         }
     }
 
@@ -66,7 +74,7 @@ impl Admission {
         }
         let asked = self.handshakes.load(Ordering::Acquire) > 0;
         let wanted = !self.gated || (!running && asked);
-        if self.gated && !running && !asked {
+        if self.gated && !running && !asked && !self.just_ended() {
             self.stray.send_replace(Some(peer));
         }
         if wanted && self.open.load(Ordering::Acquire) < self.budget {
@@ -94,7 +102,16 @@ impl Admission {
     /// test's are counted and closed) or has ended.
     pub(crate) fn set_running(&self, running: bool, churn: bool) {
         self.churn.store(running && churn, Ordering::Release);
-        self.running.store(running, Ordering::Release);
+        let was = self.running.swap(running, Ordering::AcqRel);
+        if was && !running {
+            *self.ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+        }
+    }
+
+    /// Whether a test ended within `AFTER_A_TEST`.
+    fn just_ended(&self) -> bool {
+        let ended = *self.ended.lock().unwrap_or_else(|p| p.into_inner());
+        ended.is_some_and(|t| t.elapsed() < AFTER_A_TEST)
     }
 
     /// Watches the data connections that came with no handshake asking for them and no
@@ -182,6 +199,14 @@ mod tests {
         assert!(!kept(&a), "between tests");
         assert_eq!(a.take_refused(), 3);
         assert_eq!(a.take_refused(), 0);
+        let mut strays = a.strays();
+        a.set_running(true, false);
+        a.set_running(false, false);
+        a.admit(PEER);
+        assert!(
+            !strays.has_changed().unwrap(),
+            "a connection just after a test may be its sender's last"
+        );
         let plain = Admission::new(false, 10);
         let none = plain.strays();
         plain.admit(PEER);
