@@ -199,7 +199,7 @@ mod tests {
         assert!(!kept(&a), "between tests");
         assert_eq!(a.take_refused(), 3);
         assert_eq!(a.take_refused(), 0);
-        let mut strays = a.strays();
+        let strays = a.strays();
         a.set_running(true, false);
         a.set_running(false, false);
         a.admit(PEER);
