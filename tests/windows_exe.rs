@@ -356,3 +356,57 @@ fn a_hold_receiver_on_the_exe_serves_senders_until_ctrl_c() {
     assert_eq!(ro.code(), Some(0), "{ro:?}");
     assert_eq!(parse_tables(&ro.stdout).len(), 2, "{}", ro.stdout);
 }
+
+/// The workloads beyond NTTTCP on the .exe (`--loopback`, both roles in it): `-R` moves
+/// bytes from the receiver to the sender and each side reports its own direction,
+/// `--bidir` reports both ways on both sides, `--rr` times transactions.
+#[test]
+fn the_exe_runs_the_workloads_beyond_ntttcp() {
+    let Some(exe) = exe() else { return };
+    let _ports = Ports::take(1);
+    let ways = |extra: &str, k: u16| -> Vec<(String, String, u64)> {
+        let line = format!("--loopback -m 1,*,127.0.0.1 -p @{k} -t 2 --format json {extra}");
+        let o = run_exe(&exe, &line, LIMIT);
+        assert_eq!(o.code(), Some(0), "{extra}: {o:?}");
+        let doc = json(&o);
+        let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+        doc["reports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let bytes = r["totals"]["bytes"].as_u64().unwrap_or(0);
+                (text(&r["side"]), text(&r["direction"]), bytes)
+            })
+            .collect()
+    };
+    let moved = |w: &[(String, String, u64)], side: &str, dir: &str| {
+        w.iter()
+            .find(|(s, d, _)| s == side && d == dir)
+            .map(|w| w.2)
+            .unwrap_or_else(|| panic!("no {side} {dir} report in {w:?}"))
+    };
+    let reverse = ways("-R", 1);
+    assert!(
+        moved(&reverse, "sender", "receive") > 1 << 20,
+        "{reverse:?}"
+    );
+    assert!(moved(&reverse, "receiver", "send") > 1 << 20, "{reverse:?}");
+    let both = ways("--bidir", 11);
+    for (side, dir) in [
+        ("sender", "send"),
+        ("sender", "receive"),
+        ("receiver", "send"),
+        ("receiver", "receive"),
+    ] {
+        assert!(moved(&both, side, dir) > 1 << 20, "{side} {dir}: {both:?}");
+    }
+    let o = run_exe(
+        &exe,
+        "--loopback -m 1,*,127.0.0.1 -p @21 -t 2 --rr --format json",
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let rr = &json(&o)["reports"][0]["rr"];
+    assert!(rr["transactions"].as_u64() > Some(10), "{rr}");
+}

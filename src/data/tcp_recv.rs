@@ -429,8 +429,9 @@ impl<'a> Pouring<'a> {
         }
         if crate::sys::socket::reports_delivery(fd) {
             lock(&out.delivering).push(fd);
-            out.pours.store(true, Ordering::Release);
+            out.counts_delivered.store(true, Ordering::Release);
         }
+        out.pours.store(true, Ordering::Release);
         out.open.fetch_add(1, Ordering::Release);
         Self { out, fd }
     }

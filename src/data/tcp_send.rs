@@ -172,7 +172,7 @@ impl Drop for Withdraw<'_> {
             .filter_map(|&fd| crate::sys::socket::bytes_acked(fd))
             .sum();
         self.0.retired.fetch_add(acked, Ordering::AcqRel);
-        self.0.pours.store(true, Ordering::Release);
+        self.0.counts_delivered.store(true, Ordering::Release);
         fds.clear();
     }
 }

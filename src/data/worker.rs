@@ -100,9 +100,12 @@ pub(crate) struct WorkerState {
     /// under this lock before they close); `sample` adds what each holds unread.
     pub receiving: Mutex<Vec<crate::sys::RawSock>>,
     /// Receiver's sending count: connections of this test (reverse or both-ways) send
-    /// through it, and its bytes are those delivered, as a sender's. A TCP sender's, once
-    /// it has withdrawn its connections: its bytes stay those they delivered.
+    /// through it.
     pub pours: AtomicBool,
+    /// Its bytes are those its connections delivered, not those it wrote: a connection
+    /// whose OS says what it delivered has been listed in `delivering` (a TCP sender's
+    /// stay so once it has withdrawn them). Where the OS does not say, the bytes written.
+    pub counts_delivered: AtomicBool,
     /// What its sending connections that have closed (or been withdrawn) delivered.
     pub retired: AtomicU64,
     /// Receiver: connections of this test carry data both ways (`--bidir`).
@@ -242,8 +245,8 @@ impl WorkerState {
         // Delivered first: what was written by the time the counter is read covers it.
         let delivered = {
             let fds = self.delivering.lock().unwrap_or_else(|p| p.into_inner());
-            let pours = self.pours.load(Ordering::Acquire);
-            (pours || !fds.is_empty()).then(|| {
+            let counts = self.counts_delivered.load(Ordering::Acquire);
+            (counts || !fds.is_empty()).then(|| {
                 let live: u64 = fds
                     .iter()
                     .filter_map(|&fd| crate::sys::socket::bytes_acked(fd))

@@ -163,6 +163,9 @@ impl Used {
                 .count()
                 > 0
         };
+        for w in parts.outs {
+            w.counts_delivered.store(false, Ordering::Release);
+        }
         Self {
             sent: swap(parts.outs, |w| &w.pours),
             both: swap(parts.workers, |w| &w.bidir),
