@@ -1,5 +1,5 @@
 //! The clap definition: every flag of both dialects (the Windows spellings arrive already
-//! rewritten by `winstyle`), with its help text and value parser.
+//! rewritten by `dialect`), with its help text and value parser.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -131,7 +131,7 @@ pub(crate) struct Cli {
     /// What neither NTTTCP has: the other direction, both at once, latency, connection
     /// rate.
     #[command(flatten)]
-    pub beyond: super::beyond::Beyond,
+    pub workloads: super::workloads::Workloads,
 
     /// UDP: one datagram per system call, without the kernel's segmentation offload (GSO)
     /// on the sender and coalescing (GRO) on the receiver.
@@ -465,7 +465,7 @@ pub(crate) struct Cli {
     pub plot: Option<std::path::PathBuf>,
 
     #[command(flatten)]
-    pub floors: super::floors::Floors,
+    pub thresholds: super::thresholds::Thresholds,
 
     /// Data path of sender workers: auto (non-blocking writes and poll()), blocking or
     /// async.

@@ -69,11 +69,11 @@ pub(super) fn data_opts(
             skip_rx_copy: cli.skip_rx_copy,
         },
         sendfile_always: cli.sendfile_always,
-        workload: match (cli.beyond.rr, cli.beyond.reverse, cli.beyond.bidir) {
+        workload: match (cli.workloads.rr, cli.workloads.reverse, cli.workloads.bidir) {
             (Some(b), ..) => config::Workload::RequestResponse { size: b.0 as usize },
             (None, true, _) => config::Workload::Reverse,
             (None, false, true) => config::Workload::Bidir,
-            _ if cli.beyond.connect_rate => config::Workload::ConnectRate,
+            _ if cli.workloads.connect_rate => config::Workload::ConnectRate,
             (None, false, false) => config::Workload::Stream,
         },
         io_mode: cli.io.unwrap_or(IoMode::Auto),

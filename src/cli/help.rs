@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use super::dialect::WINDOWS_FLAGS;
 use super::values::ByteSize;
-use super::winstyle::WINDOWS_FLAGS;
 use crate::config::{IoMode, Placement};
 use crate::report::Format;
 

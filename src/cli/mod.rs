@@ -1,21 +1,21 @@
 //! The command line: one clap definition for both dialects, and the rules that turn it
 //! into a `Config`. This is the only module that imports clap.
 //!
-//! Flow: `winstyle::normalize` (dialect + spelling) → clap (`args::Cli`) →
+//! Flow: `dialect::normalize` (dialect + spelling) → clap (`args::Cli`) →
 //! `rules::to_config` (every cross-flag rule, in one place) → `host::check_on_this_host`
 //! (the step after parsing, which looks at this host). Errors come back as one-line
 //! `UsageError`s.
 
 mod args;
 mod assemble;
-mod beyond;
-mod floors;
+pub(crate) mod dialect;
 mod help;
 pub(crate) mod host;
 mod platform;
 mod rules;
+mod thresholds;
 pub(crate) mod values;
-pub(crate) mod winstyle;
+mod workloads;
 
 use std::ffi::OsString;
 
@@ -89,7 +89,7 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
         .flat_map(|a| a.get_long_and_visible_aliases().unwrap_or_default())
         .map(str::to_string)
         .collect();
-    let normalized = winstyle::normalize(args, &longs).map_err(UsageError)?;
+    let normalized = dialect::normalize(args, &longs).map_err(UsageError)?;
     let matches = match cmd.try_get_matches_from(&normalized.args) {
         Ok(m) => m,
         Err(e) => {
@@ -139,8 +139,8 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
         log: file(&cli.log, "log")?,
         xml_windows: file(&cli.xml_windows, "xml-windows")?,
         plot: file(&cli.plot, "plot")?,
-        min_throughput: cli.floors.min_throughput.map(|r| r.0),
-        max_stall: cli.floors.max_stall,
+        min_throughput: cli.thresholds.min_throughput.map(|r| r.0),
+        max_stall: cli.thresholds.max_stall,
         format: cli.format.unwrap_or_default(),
         interval: cli.interval,
         quiet: cli.quiet,
@@ -230,7 +230,7 @@ fn one_line(rendered: &str) -> String {
 
 /// The spelling the user typed for the flag whose long name is `long`: the Windows token
 /// the normalizer rewrote, else the short letter if one was typed, else `--long`.
-fn typed_flag(long: &str, normalized: &winstyle::Normalized) -> String {
+fn typed_flag(long: &str, normalized: &dialect::Normalized) -> String {
     if let Some((_, t)) = normalized.spelled.iter().find(|(l, _)| l == long) {
         return t.clone();
     }
@@ -251,7 +251,7 @@ fn typed_flag(long: &str, normalized: &winstyle::Normalized) -> String {
 
 /// clap names a flag by its long form (`'--duration <SECS>'`); say it the way the user
 /// typed it (`'-t'`, or the Windows spelling the normalizer rewrote).
-fn as_typed(message: &str, normalized: &winstyle::Normalized) -> String {
+fn as_typed(message: &str, normalized: &dialect::Normalized) -> String {
     let mut out = message.to_string();
     for arg in command().get_arguments() {
         let Some(long) = arg.get_long() else { continue };

@@ -4,7 +4,7 @@
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 
-use super::{command, typed_flag, winstyle};
+use super::{command, dialect, typed_flag};
 use crate::config::UsageError;
 
 /// The flags (long names) that need Linux, with what each needs of it.
@@ -29,7 +29,7 @@ pub(super) const LINUX_ONLY: &[(&str, &str)] = &[
 /// is not Linux.
 pub(super) fn check(
     matches: &ArgMatches,
-    normalized: &winstyle::Normalized,
+    normalized: &dialect::Normalized,
     os: &str,
 ) -> Result<(), UsageError> {
     if os == "Linux" {
@@ -61,7 +61,7 @@ mod tests {
             .flat_map(|a| a.get_long_and_visible_aliases().unwrap_or_default())
             .map(str::to_string)
             .collect();
-        let normalized = winstyle::normalize(&args, &longs).unwrap();
+        let normalized = dialect::normalize(&args, &longs).unwrap();
         let matches = command().try_get_matches_from(&normalized.args).unwrap();
         check(&matches, &normalized, os).err().map(|e| e.0)
     }

@@ -24,7 +24,7 @@ pub(crate) enum Role {
     Loopback,
 }
 
-/// Which command-line dialect a line was read in (see `cli::winstyle`).
+/// Which command-line dialect a line was read in (see `cli::dialect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Dialect {

@@ -1,4 +1,4 @@
-//! How the user asked to see the results: formats, files, floors. Nothing here changes
+//! How the user asked to see the results: formats, files, exit thresholds. Nothing here changes
 //! what is measured.
 
 use std::time::Duration;

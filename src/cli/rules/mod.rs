@@ -10,7 +10,7 @@ mod workload;
 use super::args::Cli;
 use super::assemble::{data_opts, pid_file_of, role_of, show_of, streams_of, sync_of, timeout_of};
 use super::values::{CpuSpec, strip_brackets};
-use super::{typed_flag, winstyle};
+use super::{dialect, typed_flag};
 use crate::config::{
     self, Config, Dialect, IoMode, Phases, PortPlan, Protocol, Role, UsageError, loopback_host,
 };
@@ -19,7 +19,7 @@ use crate::config::{
 pub(super) fn to_config(
     cli: Cli,
     matches: &ArgMatches,
-    normalized: &winstyle::Normalized,
+    normalized: &dialect::Normalized,
     cpus: &[usize],
 ) -> Result<Config, UsageError> {
     let dialect = normalized.dialect;
@@ -99,7 +99,7 @@ pub(super) fn to_config(
 /// Whether a latency test takes its one-connection layout: `--rr` without `-m`, `-P` or
 /// `-n` (any of them keeps its meaning).
 fn latency_default(cli: &Cli) -> bool {
-    cli.beyond.rr.is_some()
+    cli.workloads.rr.is_some()
         && cli.mapping.is_empty()
         && cli.ports.is_none()
         && cli.threads.is_none()
@@ -191,12 +191,12 @@ pub(super) fn ports_override(cli: &Cli, matches: &ArgMatches) -> Option<String> 
 
 /// A line read as Windows NTttcp's because of a Windows-only spelling, where that changed
 /// a default the user did not set (the send size, the sync ports), says so once.
-pub(super) fn dialect_changed(cli: &Cli, normalized: &winstyle::Normalized) -> Option<String> {
+pub(super) fn dialect_changed(cli: &Cli, normalized: &dialect::Normalized) -> Option<String> {
     let token = normalized.chosen_by.as_ref()?;
     let (role, _) = role_of(cli);
-    let sends = role != Role::Receiver || cli.beyond.reverse || cli.beyond.bidir;
+    let sends = role != Role::Receiver || cli.workloads.reverse || cli.workloads.bidir;
     let mut changed = Vec::new();
-    if sends && !cli.udp && cli.buffer.is_none() && cli.beyond.rr.is_none() {
+    if sends && !cli.udp && cli.buffer.is_none() && cli.workloads.rr.is_none() {
         changed.push("NTttcp's 64 KiB send buffer instead of ntttcp-for-linux's 128 KiB");
     }
     if !cli.no_sync {

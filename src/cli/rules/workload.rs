@@ -21,7 +21,7 @@ fn bulk_sender_flag(cli: &Cli, protocol: Protocol) -> Option<&'static str> {
 /// Rules of `-R` and `--bidir`: a sender's choice over TCP; the receiver's sending takes
 /// no -Z or rate limit of ours.
 fn check_reverse(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
-    let flag = match (cli.beyond.reverse, cli.beyond.bidir) {
+    let flag = match (cli.workloads.reverse, cli.workloads.bidir) {
         (true, _) => "-R/--reverse",
         (false, true) => "--bidir",
         (false, false) => return Ok(()),
@@ -48,7 +48,7 @@ fn check_connect_rate(
     protocol: Protocol,
     sync: SyncMode,
 ) -> Result<(), UsageError> {
-    if !cli.beyond.connect_rate {
+    if !cli.workloads.connect_rate {
         return Ok(());
     }
     let err = |m: String| Err(UsageError(m));
@@ -91,9 +91,9 @@ pub(super) fn check_workload(
     check_reverse(cli, role, protocol)?;
     check_connect_rate(cli, role, protocol, sync)?;
     if matches!(sync, SyncMode::Windows { .. })
-        && (cli.beyond.rr.is_some() || cli.beyond.reverse || cli.beyond.bidir)
+        && (cli.workloads.rr.is_some() || cli.workloads.reverse || cli.workloads.bidir)
     {
-        let flag = match (cli.beyond.reverse, cli.beyond.bidir) {
+        let flag = match (cli.workloads.reverse, cli.workloads.bidir) {
             (true, _) => "--reverse",
             (false, true) => "--bidir",
             (false, false) => "--rr",
@@ -103,7 +103,7 @@ pub(super) fn check_workload(
              Windows NTttcp's sync cannot ask the receiver whether it supports it"
         )));
     }
-    let Some(size) = cli.beyond.rr else {
+    let Some(size) = cli.workloads.rr else {
         return Ok(());
     };
     let err = |m: String| Err(UsageError(m));

@@ -5,7 +5,7 @@ use super::values::ByteSize;
 
 /// The workloads beyond NTTTCP's bulk stream; at most one per line.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Beyond {
+pub(crate) struct Workloads {
     /// Sender: request/response instead of bulk data: each connection sends SIZE bytes
     /// (default 1), waits for the receiver to echo them and times the round trip;
     /// reports transactions/s and latency percentiles. Needs this ntttcp as the receiver.

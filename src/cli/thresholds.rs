@@ -1,5 +1,5 @@
-//! The exit floors (`--min-throughput`, `--max-stall`): what a CI job's run must reach
-//! to exit 0, flattened into `Cli` under the Output heading.
+//! The exit thresholds (`--min-throughput`, `--max-stall`): what a CI job's run must
+//! reach to exit 0, flattened into `Cli` under the Output heading.
 
 use std::time::Duration;
 
@@ -8,7 +8,7 @@ use super::values::Rate;
 
 /// After printing, the verdicts that turn a completed run's exit status.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Floors {
+pub(crate) struct Thresholds {
     /// After printing, exit 3 if the throughput is below RATE (bits/s; 5G, 500M).
     #[arg(
         long = "min-throughput",
