@@ -29,9 +29,9 @@ pub fn main(args: &[OsString]) -> u8 {
     let banner = banner();
     let (mut config, look) = match cli::parse(args, &affinity::allowed_cpus()) {
         Ok(Parsed::Run(c, p)) => (c, *p),
-        Ok(Parsed::Help(text)) => return said(&format!("{banner}{text}")),
-        Ok(Parsed::Version) => return said(&banner),
-        Ok(Parsed::Generated(text)) => return said(&text),
+        Ok(Parsed::Help(text)) => return print_info(&format!("{banner}{text}")),
+        Ok(Parsed::Version) => return print_info(&banner),
+        Ok(Parsed::Generated(text)) => return print_info(&text),
         Err(e) => return usage_error(&e),
     };
     if let Err(e) = cli::host::check_on_this_host(&mut config) {
@@ -52,7 +52,7 @@ pub fn main(args: &[OsString]) -> u8 {
             return EXIT_FAILURE;
         }
     };
-    introduce(&term, &config, &look, &banner);
+    print_preamble(&term, &config, &look, &banner);
     let interrupt = Flag::new();
     if let Err(e) = stop::install_signal_handlers(interrupt.clone()) {
         term.err(&format!("ntttcp: warning: no Ctrl+C handling: {e}"));
@@ -68,7 +68,7 @@ pub fn main(args: &[OsString]) -> u8 {
 }
 
 /// Prints `text` (help, the version, a generated file) and exits 0.
-fn said(text: &str) -> u8 {
+fn print_info(text: &str) -> u8 {
     stdio::out(text);
     0
 }
@@ -97,7 +97,7 @@ fn detach(config: &Config) -> Result<Option<daemon::PidFile>, u8> {
 
 /// What is said before the run: the parser's warnings and (with -V) notes, the banner
 /// and (with -V) the settings.
-fn introduce(term: &terminal::Terminal, config: &Config, look: &Presentation, banner: &str) {
+fn print_preamble(term: &terminal::Terminal, config: &Config, look: &Presentation, banner: &str) {
     for w in &look.warnings {
         term.note(Note::Warn(w.clone()));
     }

@@ -24,14 +24,14 @@ impl std::error::Error for Interrupted {}
 
 /// A role's pinned worker threads and what the control plane shares with them. Dropping
 /// it stops them (on every way out of a role's `run`); `join` waits for them, bounded.
-pub(crate) struct Crew {
+pub(crate) struct WorkerThreads {
     pub(crate) workers: Vec<Arc<WorkerState>>,
     handles: Vec<std::thread::JoinHandle<()>>,
     /// Stops every worker.
     pub(crate) stop: Flag,
 }
 
-impl Crew {
+impl WorkerThreads {
     pub(crate) fn new() -> Self {
         Self {
             workers: Vec::new(),
@@ -80,7 +80,7 @@ impl Crew {
     }
 }
 
-impl Drop for Crew {
+impl Drop for WorkerThreads {
     fn drop(&mut self) {
         self.stop.trigger();
     }

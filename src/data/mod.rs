@@ -12,9 +12,9 @@
 mod aligned;
 mod answer;
 mod bidir;
+mod close;
 mod connect;
 mod header;
-mod held;
 mod plan;
 mod reverse;
 mod rr;

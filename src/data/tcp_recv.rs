@@ -18,8 +18,8 @@ use crate::sys::AsSock;
 
 use super::aligned::{Aligned, FILL_LEN, fill};
 use super::answer;
+use super::close::with_reset;
 use super::header::{self, Header, Opening};
-use super::held::reset;
 use super::plan::{Flows, RecvPlan, rcvlowat};
 use super::worker::{FinishGuard, Listening, WorkerState, runtime};
 
@@ -124,7 +124,7 @@ impl Port {
                 self.me.counters.add_many(0, 1);
                 return drop(s);
             }
-            Admit::Refuse => return reset(&s),
+            Admit::Refuse => return with_reset(&s),
         }
         // `--placement auto`: the first kept connection decides, once.
         if self.plan.local_cpu.is_some()
@@ -140,7 +140,7 @@ impl Port {
         // once must see it. `Open` in the task uncounts it.
         self.me.open.fetch_add(1, Ordering::Release);
         self.me.arrived(peer);
-        let ways = Ways {
+        let ways = Directions {
             me: self.me.clone(),
             out: self.out.clone(),
         };
@@ -185,7 +185,7 @@ impl RecvBuffer {
 }
 
 /// A receiver worker's two counts: what it receives and what it sends.
-struct Ways {
+struct Directions {
     me: Arc<WorkerState>,
     out: Arc<WorkerState>,
 }
@@ -195,7 +195,7 @@ struct Ways {
 async fn drain(
     mut s: tokio::net::TcpStream,
     plan: RecvPlan,
-    Ways { me, out }: Ways,
+    Directions { me, out }: Directions,
     gate: Arc<Admission>,
     flows: Flows,
 ) {

@@ -21,7 +21,7 @@ use crate::sys::affinity;
 use crate::timeline;
 
 /// A test that has begun.
-pub(crate) struct Begun {
+pub(crate) struct StartedTest {
     /// Where its clock starts.
     pub clock: timeline::Start,
     /// The negotiated cycle.
@@ -32,7 +32,7 @@ pub(crate) struct Begun {
     pub connect_rate: bool,
 }
 
-impl Begun {
+impl StartedTest {
     /// A test that began at `at` without a handshake.
     fn unsynced(cfg: &Config, at: Instant) -> Self {
         Self {
@@ -64,7 +64,7 @@ pub(crate) async fn wait_for_senders(
     sync: &SyncParts<'_>,
     interrupt: &Flag,
     notes: Notes<'_>,
-) -> Option<Begun> {
+) -> Option<StartedTest> {
     let state = sync.state;
     let mut waiting: Vec<Connection> = Vec::new();
     // A multi-client test is a connection-rate one if any of its senders said so.
@@ -131,7 +131,7 @@ pub(crate) async fn wait_for_senders(
             continue; // the sender vanished between asking and our answer
         }
         warn_negotiated(req.negotiated, cfg.timeline.duration, notes);
-        return Some(Begun {
+        return Some(StartedTest {
             clock: timeline::Start::Sampled(Box::new(t0)),
             negotiated: req.negotiated,
             conns: started,
@@ -145,7 +145,7 @@ pub(crate) struct SyncParts<'a> {
     pub(crate) state: &'a SharedState,
     pub(crate) gate: &'a Admission,
     pub(crate) workers: &'a [Arc<WorkerState>],
-    /// Every count the timeline samples (`Ways::all`).
+    /// Every count the timeline samples (`Directions::all`).
     pub(crate) all: &'a [Arc<WorkerState>],
 }
 
@@ -177,7 +177,7 @@ pub(crate) async fn wait_for_tokens(
     cfg: &Config,
     listeners: &[Arc<TcpListener>],
     interrupt: &Flag,
-) -> Option<Begun> {
+) -> Option<StartedTest> {
     let mut set = tokio::task::JoinSet::new();
     for l in listeners {
         let (l, per_peer) = (l.clone(), cfg.timeout);
@@ -192,7 +192,7 @@ pub(crate) async fn wait_for_tokens(
         _ = all => {}
         _ = interrupt.wait() => return None,
     }
-    Some(Begun::unsynced(cfg, Instant::now()))
+    Some(StartedTest::unsynced(cfg, Instant::now()))
 }
 
 /// No-sync mode: waits until a new data connection starts to carry bytes.
@@ -201,12 +201,12 @@ pub(crate) async fn wait_for_flow(
     flows: &watch::Sender<u64>,
     seen: &mut u64,
     interrupt: &Flag,
-) -> Option<Begun> {
+) -> Option<StartedTest> {
     let mut rx = flows.subscribe();
     let before = *seen;
     tokio::select! {
         r = rx.wait_for(|n| *n > before) => { r.ok()?; }
         _ = interrupt.wait() => return None,
     }
-    Some(Begun::unsynced(cfg, Instant::now()))
+    Some(StartedTest::unsynced(cfg, Instant::now()))
 }

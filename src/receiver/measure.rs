@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Serving;
-use super::begin::Begun;
+use super::begin::StartedTest;
 use super::monitor::ReceiverMonitor;
 use crate::config::{Config, Direction, Protocol, Workload};
 use crate::data::{self, WorkerState};
@@ -21,12 +21,12 @@ use crate::timeline::{self, End, Plan, Progress, Window};
 /// and, for senders that asked it to send (`-R`, `--bidir`), what it sent.
 pub(super) async fn test(
     cfg: &Config,
-    begun: Begun,
+    begun: StartedTest,
     parts: &Serving<'_>,
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Vec<Report> {
-    let Begun {
+    let StartedTest {
         clock: t0,
         negotiated,
         conns,

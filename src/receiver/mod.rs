@@ -29,11 +29,11 @@ use crate::data::udp;
 use crate::data::{self, WorkerState};
 use crate::report::{EndKind, Report};
 use crate::report::{Note, Notes};
-use crate::role::{Crew, Interrupted};
+use crate::role::{Interrupted, WorkerThreads};
 use crate::stop::Flag;
 use crate::sys::affinity::{self, Peer};
 use crate::sys::limits;
-use crate::timeline::Ways;
+use crate::timeline::Directions;
 use begin::{SyncParts, wait_for_flow, wait_for_senders, wait_for_tokens};
 use sessions::{Policy, SharedState, StartRequest};
 
@@ -160,7 +160,7 @@ pub(crate) async fn serve(
     let gate = Arc::new(Admission::new(cfg.linux_sync(), budget));
     let flows = Arc::new(watch::Sender::new(0u64));
     let (crew, outs) = launch(cfg, listeners, &gate, &flows)?;
-    let ways = Ways::two(
+    let ways = Directions::two(
         (Direction::Receive, &crew.workers),
         (Direction::Send, &outs),
     );
@@ -201,15 +201,15 @@ pub(crate) async fn serve(
 }
 
 /// Starts one pinned worker per data port; the first reads back the socket options.
-/// Each worker counts what it receives in its crew's state, what it sends in the one of
+/// Each worker counts what it receives in its own state, what it sends in the one of
 /// the same index in the second list.
 fn launch(
     cfg: &Config,
     listeners: Vec<DataPort>,
     gate: &Arc<Admission>,
     flows: &Flows,
-) -> Result<(Crew, Vec<Arc<WorkerState>>)> {
-    let mut crew = Crew::new();
+) -> Result<(WorkerThreads, Vec<Arc<WorkerState>>)> {
+    let mut crew = WorkerThreads::new();
     let mut outs = Vec::with_capacity(listeners.len());
     let allowed = affinity::allowed_cpus();
     for (j, l) in listeners.into_iter().enumerate() {
@@ -262,7 +262,7 @@ struct Serving<'a> {
     /// What each port's worker sends.
     outs: &'a [Arc<WorkerState>],
     /// Both, as the timeline measures them.
-    ways: &'a Ways,
+    ways: &'a Directions,
     flows: &'a Flows,
     tokens: &'a [Arc<TcpListener>],
 }

@@ -12,7 +12,7 @@ use crate::control::message::{Reply, Request, RequestPhase, State};
 use crate::control::{Connection, Incoming, Writer};
 use crate::data::WorkerState;
 use crate::stop::Flag;
-use crate::timeline::{Event, Monitor, Phase, Silence, Ways};
+use crate::timeline::{Directions, Event, Monitor, Phase, Silence};
 
 /// Events on the receiver side: Ctrl+C, a sender's 'E' or its disappearance, every data
 /// connection gone, no data at all for the deadline.
@@ -47,7 +47,7 @@ impl<'a> ReceiverMonitor<'a> {
         cfg: &Config,
         conns: Vec<Connection>,
         workers: &'a [Arc<WorkerState>],
-        ways: &'a Ways,
+        ways: &'a Directions,
         interrupt: &Flag,
         started: Instant,
     ) -> Self {

@@ -22,12 +22,13 @@ use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
 use crate::report::{Note, Notes};
 use crate::report::{Report, Side};
 use crate::role::{
-    Crew, Interrupted, applied, sender_failure, this_host, warn_how_it_went, warn_negotiated,
+    Interrupted, WorkerThreads, applied, sender_failure, this_host, warn_how_it_went,
+    warn_negotiated,
 };
 use crate::stats;
 use crate::stop::Flag;
 use crate::sys::affinity::{self, Peer};
-use crate::timeline::{self, End, Plan, Ways};
+use crate::timeline::{self, Directions, End, Plan};
 
 mod monitor;
 mod setup;
@@ -142,11 +143,11 @@ async fn handshakes(
 
 /// The sender's workers, the flag that lets them send (after the start sample, or before
 /// a warm-up), and when they began connecting.
-struct Launched {
-    crew: Crew,
-    /// The ways the workers' bytes go (`--bidir`: the crew's sending counts, then their
+struct SenderWorkers {
+    crew: WorkerThreads,
+    /// The ways the workers' bytes go (`--bidir`: the workers' sending counts, then their
     /// reading ones).
-    ways: Ways,
+    ways: Directions,
     start: Flag,
     connect_deadline: Instant,
     began: Instant,
@@ -172,10 +173,10 @@ fn launch(
     targets: &[SocketAddr],
     payload: Arc<data::Payload>,
     datagrams_per_send: usize,
-) -> Result<Launched> {
-    let mut l = Launched {
-        crew: Crew::new(),
-        ways: Ways::one(Direction::Send, &[]),
+) -> Result<SenderWorkers> {
+    let mut l = SenderWorkers {
+        crew: WorkerThreads::new(),
+        ways: Directions::one(Direction::Send, &[]),
         start: Flag::new(),
         connect_deadline: Instant::now() + cfg.timeout,
         began: Instant::now(),
@@ -240,19 +241,19 @@ fn launch(
         })?;
     }
     l.ways = match cfg.data.workload {
-        Workload::Bidir => Ways::two(
+        Workload::Bidir => Directions::two(
             (Direction::Send, &l.crew.workers),
             (Direction::Receive, &backs),
         ),
-        Workload::Reverse => Ways::one(Direction::Receive, &l.crew.workers),
-        _ => Ways::one(Direction::Send, &l.crew.workers),
+        Workload::Reverse => Directions::one(Direction::Receive, &l.crew.workers),
+        _ => Directions::one(Direction::Send, &l.crew.workers),
     };
     Ok(l)
 }
 
 /// Waits until every data connection is up (bounded by --timeout) and says so.
 async fn connect_all(
-    crew: &Launched,
+    crew: &SenderWorkers,
     cfg: &Config,
     interrupt: &Flag,
     notes: Notes<'_>,
@@ -333,7 +334,7 @@ struct Started {
 
 /// Runs the timeline: the workers are let go after the start sample.
 async fn measure<'a>(
-    launched: &'a Launched,
+    launched: &'a SenderWorkers,
     started: Started,
     cfg: &Config,
     negotiated: u32,

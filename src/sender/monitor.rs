@@ -11,7 +11,7 @@ use crate::control::{Incoming, Writer};
 use crate::data::WorkerState;
 use crate::role::sender_failure;
 use crate::stop::Flag;
-use crate::timeline::{Event, Monitor, Phase, Silence, Ways};
+use crate::timeline::{Directions, Event, Monitor, Phase, Silence};
 
 /// Events on the sender side: Ctrl+C, the receiver closing the sync channel, a data
 /// connection failing.
@@ -21,7 +21,7 @@ pub(super) struct SenderMonitor<'a> {
     pub(super) writers: Vec<Writer>,
     pub(super) interrupt: Flag,
     pub(super) workers: &'a [Arc<WorkerState>],
-    /// Every count, both ways (`Ways::all`).
+    /// Every count, both ways (`Directions::all`).
     pub(super) all: &'a [Arc<WorkerState>],
     pub(super) tick: tokio::time::Interval,
     pub(super) silence: Vec<(Direction, std::ops::Range<usize>, Silence)>,
@@ -51,7 +51,7 @@ fn silent(w: Workload, d: Direction, quiet: Duration) -> String {
 
 /// Each way's silence watch, so that one way moving does not hide the other's silence.
 pub(super) fn silences(
-    ways: &Ways,
+    ways: &Directions,
     limit: Duration,
 ) -> Vec<(Direction, std::ops::Range<usize>, Silence)> {
     ways.groups()

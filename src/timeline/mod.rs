@@ -12,12 +12,13 @@ use serde::Serialize;
 use crate::data::{Sample, WorkerState};
 use crate::sys::{Snapshot, affinity};
 
+mod directions;
 mod edge;
 mod plan;
 mod rtt;
 mod watch;
-mod ways;
 
+pub(crate) use directions::Directions;
 pub(crate) use edge::{Edge, Start, sample};
 #[cfg(test)]
 pub(crate) use plan::IntervalLatency;
@@ -25,7 +26,6 @@ use plan::Span;
 pub(crate) use plan::{IntervalConnect, IntervalLoss, IntervalRr, IntervalSample, Plan, Progress};
 use watch::{Motion, StallWatch};
 pub(crate) use watch::{Silence, Stall, tick};
-pub(crate) use ways::Ways;
 
 /// Something that ends or shortens a phase.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,11 +86,11 @@ pub(crate) struct Window {
     pub seconds: f64,
     /// The length it was planned to have; None in continuous mode.
     pub planned: Option<f64>,
-    /// What each way's workers measured beyond their samples, in the order of `Ways`.
+    /// What each way's workers measured beyond their samples, in the order of `Directions`.
     pub ways: Vec<WayWindow>,
     /// Wall-clock time of its first and last edge.
     pub wall: (SystemTime, SystemTime),
-    /// Per-worker counters at the start of the window (every way's, as `Ways::all`).
+    /// Per-worker counters at the start of the window (every way's, as `Directions::all`).
     pub start: Vec<Sample>,
     /// Same, at the end.
     pub end: Vec<Sample>,
@@ -118,7 +118,7 @@ pub(crate) struct WayWindow {
 
 impl WayWindow {
     /// Each way of `ways` with nothing measured yet.
-    fn unmeasured(ways: &Ways) -> Vec<Self> {
+    fn unmeasured(ways: &Directions) -> Vec<Self> {
         ways.groups()
             .map(|(direction, workers)| Self {
                 direction,
@@ -148,7 +148,7 @@ impl Window {
     }
 
     /// A window that never started: `ev` ended the warm-up at `now`.
-    fn empty(now: Edge, plan: &Plan, ways: &Ways, ev: Event) -> Self {
+    fn empty(now: Edge, plan: &Plan, ways: &Directions, ev: Event) -> Self {
         Self {
             seconds: 0.0,
             planned: plan.measure.map(|d| d.as_secs_f64()),
@@ -172,7 +172,7 @@ pub(crate) const END_GRACE: Duration = Duration::from_millis(500);
 pub(crate) async fn run<M: Monitor>(
     clock: Start,
     plan: Plan,
-    ways: &Ways,
+    ways: &Directions,
     release: Option<&crate::stop::Flag>,
     mon: &mut M,
     progress: &dyn Fn(Progress),
@@ -304,7 +304,7 @@ async fn measure<M: Monitor>(
     close: Close,
     plan: &Plan,
     start: &[Sample],
-    ways: &Ways,
+    ways: &Directions,
     mon: &mut M,
     progress: &dyn Fn(Progress),
 ) -> (Option<Event>, Vec<WayWindow>) {

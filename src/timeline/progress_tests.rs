@@ -30,7 +30,7 @@ fn intervals_and_phase_changes_are_reported_in_order() {
     rt.block_on(run(
         Start::At(Instant::now()),
         plan,
-        &Ways::one(crate::config::Direction::Send, &workers),
+        &Directions::one(crate::config::Direction::Send, &workers),
         None,
         &mut Quiet,
         &record,

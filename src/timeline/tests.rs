@@ -193,6 +193,6 @@ fn a_window_whose_workers_were_held_opens_when_its_clock_started() {
 }
 
 /// No workers at all.
-fn none() -> Ways {
-    Ways::one(crate::config::Direction::Send, &[])
+fn none() -> Directions {
+    Directions::one(crate::config::Direction::Send, &[])
 }

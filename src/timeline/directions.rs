@@ -10,12 +10,12 @@ use crate::data::WorkerState;
 
 /// A side's workers, in one group per way (each worker counts one way only).
 #[derive(Debug, Clone)]
-pub(crate) struct Ways {
+pub(crate) struct Directions {
     workers: Vec<Arc<WorkerState>>,
     groups: Vec<(Direction, Range<usize>)>,
 }
 
-impl Ways {
+impl Directions {
     /// One way: every worker's bytes go `direction`.
     pub(crate) fn one(direction: Direction, workers: &[Arc<WorkerState>]) -> Self {
         Self {
@@ -55,12 +55,12 @@ mod tests {
     fn two_ways_keep_their_workers_apart_in_order() {
         let a: Vec<_> = (0..3).map(|_| Arc::new(WorkerState::default())).collect();
         let b: Vec<_> = (0..3).map(|_| Arc::new(WorkerState::default())).collect();
-        let w = Ways::two((Direction::Send, &a), (Direction::Receive, &b));
+        let w = Directions::two((Direction::Send, &a), (Direction::Receive, &b));
         assert_eq!(w.all().len(), 6);
         assert!(Arc::ptr_eq(&w.all()[3], &b[0]));
         let g: Vec<_> = w.groups().collect();
         assert_eq!(g, [(Direction::Send, 0..3), (Direction::Receive, 3..6)]);
-        let one = Ways::one(Direction::Receive, &a);
+        let one = Directions::one(Direction::Receive, &a);
         assert_eq!(
             one.groups().collect::<Vec<_>>(),
             [(Direction::Receive, 0..3)]
