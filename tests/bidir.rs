@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Attempt, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, attempt_at,
+    Attempt, Launch, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, attempt_at,
     close_or_starved, covered, json, json_pair, json_pair_at, multi_client_at, parse_tables,
-    ports_in, promise, report, rss_kib, run, spawn, spawn_in, spawn_limited, starved, validator,
+    ports_in, promise, report, rss_kib, run, spawn, starved, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -298,12 +298,15 @@ fn a_multi_client_receiver_exchanges_with_two_senders_at_once() {
 #[test]
 fn a_thousand_connections_share_one_receive_buffer_per_thread() {
     let _ports = Ports::take(1);
-    let r = spawn_limited("receiver", 4096, "-r 127.0.0.1 -P 1 -p @1 -t 3");
-    let s = spawn_limited(
+    let r = Launch::new("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 3")
+        .nofile(4096)
+        .spawn();
+    let s = Launch::new(
         "sender",
-        4096,
         "-s 127.0.0.1 -P 1 -n 1 -l 1000 -p @1 -t 3 --bidir --interval 1 --format jsonl",
-    );
+    )
+    .nofile(4096)
+    .spawn();
     // Measured while both ways move on every connection.
     s.wait_for_stdout("\"type\":\"interval\"", LIMIT);
     let kib = rss_kib(s.pid());
@@ -364,8 +367,13 @@ fn bidir_between_namespaces_measures_each_way_ipv4_and_ipv6() {
         promise(&format!("{six} both ways within 1 %"), |i| {
             let at = attempt_at(k, i);
             let m = ports_in(&format!("-P 1 -p @{at} -t 3 {six} --format json"));
-            let r = spawn_in(&h.b, "receiver", &format!("-r {bind} {m}"));
-            let so = spawn_in(&h.a, "sender", &format!("-s {target} -n 2 {m} --bidir")).wait(LIMIT);
+            let r = Launch::new("receiver", &format!("-r {bind} {m}"))
+                .in_netns(&h.b)
+                .spawn();
+            let so = Launch::new("sender", &format!("-s {target} -n 2 {m} --bidir"))
+                .in_netns(&h.a)
+                .spawn()
+                .wait(LIMIT);
             let ro = r.wait(LIMIT);
             assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
             let (s, r) = (json(&so), json(&ro));

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    FdPeak, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, attempt_at,
+    FdPeak, Launch, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, attempt_at,
     close_or_starved, json, json_pair_at, multi_client_at, port, ports_in, promise, report, run,
-    spawn, spawn_in, spawn_limited, starved, validator, wait_listening,
+    spawn, starved, validator, wait_listening,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -124,20 +124,22 @@ fn connection_rate_at_the_defaults_fits_in_1024_descriptors_one_process_and_two(
     let _ports = Ports::take(1);
     promise("the two sides count the same connections", |i| {
         let p = 1 + 30 * i;
-        let r = spawn_limited(
+        let r = Launch::new(
             "receiver",
-            1024,
             &ports_in(&format!("-r 127.0.0.1 -p @{p} -t 3 --format json")),
-        );
+        )
+        .nofile(1024)
+        .spawn();
         wait_listening(port(p as u16 + 15), LIMIT);
         let fds = FdPeak::watch(r.pid());
-        let s = spawn_limited(
+        let s = Launch::new(
             "sender",
-            1024,
             &ports_in(&format!(
                 "-s 127.0.0.1 -p @{p} -t 3 --connect-rate --format json"
             )),
-        );
+        )
+        .nofile(1024)
+        .spawn();
         let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
         let peak = fds.peak();
         assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
@@ -172,11 +174,12 @@ fn connection_rate_at_the_defaults_fits_in_1024_descriptors_one_process_and_two(
         ))
     });
 
-    let one = spawn_limited(
+    let one = Launch::new(
         "loopback",
-        1024,
         "--loopback -p @1 -t 3 --connect-rate --format json",
-    );
+    )
+    .nofile(1024)
+    .spawn();
     let fds = FdPeak::watch(one.pid());
     let o = one.wait(LIMIT);
     let peak = fds.peak();
@@ -362,13 +365,13 @@ fn connection_rate_between_namespaces_is_held_to_a_shaped_link_ipv4_and_ipv6() {
         ),
     ] {
         let m = ports_in(&format!("-P 1 -p @{k} -t 3 {six} --format json"));
-        let r = spawn_in(&h.b, "receiver", &format!("-r {bind} {m}"));
-        let so = spawn_in(
-            &h.a,
-            "sender",
-            &format!("-s {target} -n 2 {m} --connect-rate"),
-        )
-        .wait(LIMIT);
+        let r = Launch::new("receiver", &format!("-r {bind} {m}"))
+            .in_netns(&h.b)
+            .spawn();
+        let so = Launch::new("sender", &format!("-s {target} -n 2 {m} --connect-rate"))
+            .in_netns(&h.a)
+            .spawn()
+            .wait(LIMIT);
         let ro = r.wait(LIMIT);
         assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
         let (s, r) = (json(&so), json(&ro));

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::util::{Ports, ports_in, spawn_limited};
+use crate::util::{Launch, Ports, ports_in};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -14,7 +14,10 @@ fn too_few_descriptors_end_every_mode_before_any_connection_naming_the_number() 
     let modes = ["", "--rr", "--connect-rate", "-R", "--bidir", "-u -B 10M"];
     for (i, mode) in modes.into_iter().enumerate() {
         let line = format!("--loopback -P 4 -n 4 -l 4 -p @{} -t 1 {mode}", 1 + 10 * i);
-        let o = spawn_limited("loopback", 48, &ports_in(&line)).wait(LIMIT);
+        let o = Launch::new("loopback", &ports_in(&line))
+            .nofile(48)
+            .spawn()
+            .wait(LIMIT);
         assert_eq!(o.code(), Some(1), "{line}: {o:?}");
         let first = o.stderr.lines().next().unwrap_or_default();
         assert!(

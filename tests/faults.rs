@@ -4,10 +4,7 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
-use crate::util::{
-    Ports, Proc, parse_tables, port, ports_in, run, spawn, spawn_after, spawn_wrapped,
-    wait_listening,
-};
+use crate::util::{Launch, Ports, Proc, parse_tables, port, ports_in, run, spawn, wait_listening};
 
 #[test]
 fn loopback_with_a_data_port_held_fails_at_once_naming_it() {
@@ -100,7 +97,10 @@ fn a_buffer_that_cannot_be_allocated_is_an_error_not_an_abort() {
         "-r 127.0.0.1 -P 1 -p @1 -b 1G -t 1",
         "-s 127.0.0.1 -P 1 -n 1 -p @1 -b 1G -t 1",
     ] {
-        let o = spawn_after("ntttcp", "ulimit -v 800000", args).wait(Duration::from_secs(20));
+        let o = Launch::new("ntttcp", args)
+            .after("ulimit -v 800000")
+            .spawn()
+            .wait(Duration::from_secs(20));
         assert_eq!(o.code(), Some(1), "{args}: {o:?}");
         assert!(
             o.stderr.contains("cannot allocate a 1073741824-byte"),
@@ -123,11 +123,12 @@ fn timeout_stops_a_sender_and_the_totals_are_printed_every_time() {
             &format!("-r 127.0.0.1 -m 2,*,127.0.0.1 -p {port} -t 6"),
         );
         wait_listening(port - 1, Duration::from_secs(20));
-        let s = spawn_wrapped(
+        let s = Launch::new(
             "timeout 2 sender",
-            &["timeout", "-k", "10", "2"],
             &format!("-s -m 2,*,127.0.0.1 -p {port} -t 6 -B 2G"),
         )
+        .wrapped(&["timeout", "-k", "10", "2"])
+        .spawn()
         .wait(Duration::from_secs(30));
         assert_eq!(s.code(), Some(124), "run {i}: timeout's status: {s:?}");
         let t = parse_tables(&s.stdout);
@@ -338,10 +339,12 @@ fn a_later_signal_says_the_results_are_on_their_way() {
     // Nobody reads the sender's stdout: once the pipe is full (200 threads' bytes in each
     // JSON interval line fill it in seconds), it blocks writing a line, and is still
     // there for a later signal.
-    let mut s = crate::util::spawn_unread(
+    let mut s = Launch::new(
         "sender",
         "-s 127.0.0.1 -P 1 -n 200 -p @1 -t 60 --interval 0.1 --format jsonl",
-    );
+    )
+    .unread()
+    .spawn();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !s.blocked_on_a_pipe() {
         assert!(

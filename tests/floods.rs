@@ -5,7 +5,7 @@ use std::io::Read;
 use std::time::Duration;
 
 use crate::faults::{sync_read, sync_send};
-use crate::util::{Ports, parse_tables, port, ports_in, run, spawn, wait_listening};
+use crate::util::{Launch, Ports, parse_tables, port, ports_in, run, spawn, wait_listening};
 
 /// One hostile sync session: connects, queries, proposes, then only queries.
 struct Idler(Option<std::net::TcpStream>);
@@ -154,7 +154,9 @@ fn a_flood_of_idle_data_connections_is_closed_at_once() {
 fn a_flood_during_a_handshake_leaves_descriptors_for_the_sync_port() {
     let _ports = Ports::take(1);
     crate::util::raise_own_nofile(2_000);
-    let r = crate::util::spawn_limited("receiver", 400, "-r 127.0.0.1 -P 1 -p @1 -t 2");
+    let r = Launch::new("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2")
+        .nofile(400)
+        .spawn();
     wait_listening(port(0), Duration::from_secs(20));
     let mut attacker = std::net::TcpStream::connect(ports_in("127.0.0.1:@0")).expect("sync");
     attacker

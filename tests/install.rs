@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Ports, Scratch, is_root, may_skip, spawn_command};
+use crate::util::{Launch, Ports, Scratch, is_root, may_skip};
 
 /// Runs `cmd` to completion within `limit` (killed past it), its output kept in a scratch
 /// folder named after `name`; (success, stdout, stderr).
@@ -69,7 +69,10 @@ fn the_static_binary_runs_in_an_empty_root() {
         .arg(root.file(""))
         .arg("/ntttcp");
     let args = "--loopback -m 2,*,127.0.0.1 -p @1 -t 1 --format json";
-    let o = spawn_command("static", cmd, args).wait(Duration::from_secs(30));
+    let o = Launch::new("static", args)
+        .binary(cmd)
+        .spawn()
+        .wait(Duration::from_secs(30));
     assert_eq!(o.code(), Some(0), "{o:?}");
     let doc: serde_json::Value = serde_json::from_str(&o.stdout).expect("JSON on stdout");
     let received = doc["reports"][1]["totals"]["bytes"].as_u64().unwrap_or(0);

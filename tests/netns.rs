@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::util::{
-    Output, Ports, Proc, Tables, assert_close, is_root, parse_tables, port, ports_in, spawn_in,
+    Launch, Output, Ports, Proc, Tables, assert_close, is_root, parse_tables, port, ports_in,
 };
 
 /// Two namespaces `a` (sender side, .1) and `b` (receiver side, .2) on a veth pair;
@@ -175,8 +175,12 @@ fn two_hosts_sync_run_across_veth() {
         return;
     };
     let m = ports_in(&format!("-m 2,*,{} -p @1 -W 1 -t 2", h.ip_b));
-    let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
-    let s = spawn_in(&h.a, "sender", &format!("-s {m}"));
+    let r = Launch::new("receiver", &format!("-r {m}"))
+        .in_netns(&h.b)
+        .spawn();
+    let s = Launch::new("sender", &format!("-s {m}"))
+        .in_netns(&h.a)
+        .spawn();
     let (sc, st, se) = finish(s);
     let (rc, rt, re) = finish(r);
     assert_eq!((sc, rc), (0, 0), "sender: {se}\nreceiver: {re}");
@@ -190,16 +194,18 @@ fn two_hosts_windows_sender_linux_receiver_no_sync() {
     let Some(h) = TwoHosts::new("n1", 2) else {
         return;
     };
-    let r = spawn_in(
-        &h.b,
+    let r = Launch::new(
         "receiver",
         &ports_in(&format!("-r -m 2,*,{} -N -p @1 -W 1 -t 2", h.ip_b)),
-    );
-    let s = spawn_in(
-        &h.a,
+    )
+    .in_netns(&h.b)
+    .spawn();
+    let s = Launch::new(
         "sender",
         &ports_in(&format!("-s -m 2,*,{} -ns -p @1 -wu 1 -t 2", h.ip_b)),
-    );
+    )
+    .in_netns(&h.a)
+    .spawn();
     let (sc, st, se) = finish(s);
     let (rc, rt, re) = finish(r);
     assert_eq!((sc, rc), (0, 0), "sender: {se}\nreceiver: {re}");
@@ -212,8 +218,10 @@ fn receiver_address_of_another_host_is_a_usage_error() {
         return;
     };
     // 10.201.3.1 belongs to namespace a, not b.
-    let o =
-        spawn_in(&h.b, "receiver", &format!("-r {} -t 1", h.ip_a)).wait(Duration::from_secs(10));
+    let o = Launch::new("receiver", &format!("-r {} -t 1", h.ip_a))
+        .in_netns(&h.b)
+        .spawn()
+        .wait(Duration::from_secs(10));
     assert_eq!(o.code(), Some(2), "{o:?}");
     assert!(
         o.stderr.contains("not an address of this host"),
@@ -230,11 +238,15 @@ fn fault_mid_test(tag: &str, net: u8, port: u16, fault: impl FnOnce(&TwoHosts)) 
         return;
     };
     let m = format!("-m 1,*,{} -p {port} -t 10 --timeout 2", h.ip_b);
-    let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
+    let r = Launch::new("receiver", &format!("-r {m}"))
+        .in_netns(&h.b)
+        .spawn();
     // The sender gives up connecting after --timeout (2 s): it starts once the receiver
     // listens.
     crate::util::wait_listening_in(&h.b, port - 1, Duration::from_secs(20));
-    let s = spawn_in(&h.a, "sender", &format!("-s {m} --interval 1"));
+    let s = Launch::new("sender", &format!("-s {m} --interval 1"))
+        .in_netns(&h.a)
+        .spawn();
     // Two seconds measured (two interval lines; their ends are the real sample times, so
     // not always exactly 2.000): what each side prints must cover them.
     s.wait_for_stdout_count(" Gbit/s", 2, Duration::from_secs(20));
@@ -298,8 +310,12 @@ fn two_percent_loss_at_one_gigabit_completes_and_totals_agree() {
     );
     h.drop_in_b(2);
     let m = ports_in(&format!("-m 2,*,{} -p @1 -W 1 -t 4", h.ip_b));
-    let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
-    let s = spawn_in(&h.a, "sender", &format!("-s {m}"));
+    let r = Launch::new("receiver", &format!("-r {m}"))
+        .in_netns(&h.b)
+        .spawn();
+    let s = Launch::new("sender", &format!("-s {m}"))
+        .in_netns(&h.a)
+        .spawn();
     let (sc, st, se) = finish(s);
     let (rc, rt, re) = finish(r);
     assert_eq!((sc, rc), (0, 0), "sender: {se}\nreceiver: {re}");
@@ -317,16 +333,18 @@ fn ipv6_between_namespaces_with_source_address() {
     };
     // Each side also gets an IPv6 address (no duplicate-address detection delay).
     h.add_ipv6("fd00:201:7");
-    let r = spawn_in(
-        &h.b,
+    let r = Launch::new(
         "receiver",
         "-r [fd00:201:7::2] -6 -P 1 -p @1 -W 1 -t 2 --format json",
-    );
-    let s = spawn_in(
-        &h.a,
+    )
+    .in_netns(&h.b)
+    .spawn();
+    let s = Launch::new(
         "sender",
         "-s fd00:201:7::2 -6 -P 1 -n 2 -p @1 -W 1 -t 2 -a fd00:201:7::1 --format json",
-    );
+    )
+    .in_netns(&h.a)
+    .spawn();
     let so = s.wait(Duration::from_secs(30));
     let ro = r.wait(Duration::from_secs(30));
     assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
@@ -350,8 +368,12 @@ fn ipv6_between_namespaces_with_source_address() {
 /// reads them), waits for both (30 s each) and asserts both exited 0: (sender's output,
 /// receiver's).
 pub(crate) fn pair_in(rx: (&str, &str), tx: (&str, &str)) -> (Output, Output) {
-    let r = spawn_in(rx.0, "receiver", &ports_in(rx.1));
-    let s = spawn_in(tx.0, "sender", &ports_in(tx.1));
+    let r = Launch::new("receiver", &ports_in(rx.1))
+        .in_netns(rx.0)
+        .spawn();
+    let s = Launch::new("sender", &ports_in(tx.1))
+        .in_netns(tx.0)
+        .spawn();
     let so = s.wait(Duration::from_secs(30));
     let ro = r.wait(Duration::from_secs(30));
     assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");

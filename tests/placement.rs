@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::netns::TwoHosts;
-use crate::util::{Ports, Proc, port, run, spawn, spawn_in};
+use crate::util::{Launch, Ports, Proc, port, run, spawn};
 
 const LIMIT: Duration = Duration::from_secs(40);
 
@@ -203,12 +203,16 @@ fn auto_placement_leaves_workers_to_the_scheduler_towards_another_host() {
         return;
     };
     let m = format!("-m 2,*,{} -p @1 -t 3 --format json", h.ip_b);
-    let r = spawn_in(&h.b, "receiver", &format!("-r {m}"));
+    let r = Launch::new("receiver", &format!("-r {m}"))
+        .in_netns(&h.b)
+        .spawn();
     wait_cpus(r.pid(), "recv", &[all.clone(), all.clone()]);
     // Two listeners and the sync listener; then a sync session and two accepted data
     // connections.
     let listening = sockets_of(r.pid());
-    let s = spawn_in(&h.a, "sender", &format!("-s {m}"));
+    let s = Launch::new("sender", &format!("-s {m}"))
+        .in_netns(&h.a)
+        .spawn();
     let (seen, after) = sample_until_exit(&[(&r, "recv"), (&s, "send")], r.pid(), listening + 3);
     let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
     both_exit_0(&so, &ro);

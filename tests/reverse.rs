@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Ports, Scratch, assert_close, assert_usage_errors, assert_valid, attempt_at, close_or_starved,
-    json, json_pair, json_pair_at, multi_client_at, ports_in, promise, report, run, spawn,
-    spawn_in, validator,
+    Launch, Ports, Scratch, assert_close, assert_usage_errors, assert_valid, attempt_at,
+    close_or_starved, json, json_pair, json_pair_at, multi_client_at, ports_in, promise, report,
+    run, spawn, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -187,8 +187,13 @@ fn reverse_between_namespaces_flows_from_the_receiver_ipv4_and_ipv6() {
         ),
     ] {
         let m = ports_in(&format!("-P 1 -p @{k} -t 2 {six} --format json"));
-        let r = spawn_in(&h.b, "receiver", &format!("-r {bind} {m}"));
-        let so = spawn_in(&h.a, "sender", &format!("-s {target} -n 2 {m} -R")).wait(LIMIT);
+        let r = Launch::new("receiver", &format!("-r {bind} {m}"))
+            .in_netns(&h.b)
+            .spawn();
+        let so = Launch::new("sender", &format!("-s {target} -n 2 {m} -R"))
+            .in_netns(&h.a)
+            .spawn()
+            .wait(LIMIT);
         let ro = r.wait(LIMIT);
         assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
         let (s, r) = (json(&so), json(&ro));

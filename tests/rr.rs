@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use crate::netns::TwoHosts;
 use crate::util::{
-    Ports, Scratch, assert_usage_errors, assert_valid, attempt_at, json, json_pair,
+    Launch, Ports, Scratch, assert_usage_errors, assert_valid, attempt_at, json, json_pair,
     multi_client_at, port, ports_in, promise, report, run, shifted, socket_flags_at, spawn,
-    spawn_in, starved, validator,
+    starved, validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -356,9 +356,13 @@ fn latency_between_namespaces_follows_a_shaped_link_ipv4_and_ipv6() {
     ] {
         for (size, far) in [("64K", true), ("1", false)] {
             let m = ports_in(&format!("-P 1 -p @{k} -t 2 {six} --format json"));
-            let r = spawn_in(&h.b, "receiver", &format!("-r {bind} {m}"));
-            let so =
-                spawn_in(&h.a, "sender", &format!("-s {target} -n 1 {m} --rr {size}")).wait(LIMIT);
+            let r = Launch::new("receiver", &format!("-r {bind} {m}"))
+                .in_netns(&h.b)
+                .spawn();
+            let so = Launch::new("sender", &format!("-s {target} -n 1 {m} --rr {size}"))
+                .in_netns(&h.a)
+                .spawn()
+                .wait(LIMIT);
             let ro = r.wait(LIMIT);
             assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
             let (sd, rd) = (json(&so), json(&ro));
@@ -390,8 +394,13 @@ fn bulk_round_trips_are_the_links(h: &TwoHosts, target: &str, bind: &str, six: &
     promise(&what, |i| {
         let args = format!("-P 1 -p @{k} -t 2 {six} --format json");
         let m = ports_in(&shifted(&args, 50 * i as u16));
-        let r = spawn_in(&h.b, "receiver", &format!("-r {bind} {m}"));
-        let so = spawn_in(&h.a, "sender", &format!("-s {target} -n 1 {m}")).wait(LIMIT);
+        let r = Launch::new("receiver", &format!("-r {bind} {m}"))
+            .in_netns(&h.b)
+            .spawn();
+        let so = Launch::new("sender", &format!("-s {target} -n 1 {m}"))
+            .in_netns(&h.a)
+            .spawn()
+            .wait(LIMIT);
         let ro = r.wait(LIMIT);
         assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
         let sd = json(&so);

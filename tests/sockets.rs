@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::util::{
-    Ports, assert_close, attempt_at, close_or_starved, json_pair_at, parse_tables, port, ports_in,
-    promise, report, run, spawn, spawn_limited,
+    Launch, Ports, assert_close, attempt_at, close_or_starved, json_pair_at, parse_tables, port,
+    ports_in, promise, report, run, spawn,
 };
 
 const LIMIT: Duration = Duration::from_secs(40);
@@ -131,16 +131,15 @@ fn ten_thousand_connections_end_to_end() {
     let _quiet = crate::util::exclusive();
     // -P 10 -n 100 -l 10: 1000 sender threads, 10,000 connections, on loopback, with
     // 10,400 descriptors on each side: one per connection and a few to spare.
-    let r = spawn_limited(
-        "receiver",
-        10_400,
-        "-r 127.0.0.1 -P 10 -p @1 -t 3 --format json",
-    );
-    let s = spawn_limited(
+    let r = Launch::new("receiver", "-r 127.0.0.1 -P 10 -p @1 -t 3 --format json")
+        .nofile(10_400)
+        .spawn();
+    let s = Launch::new(
         "sender",
-        10_400,
         "-s 127.0.0.1 -P 10 -n 100 -l 10 -p @1 -t 3 --timeout 30 --format json",
     )
+    .nofile(10_400)
+    .spawn()
     .wait(LIMIT);
     let ro = r.wait(LIMIT);
     assert_eq!(
@@ -214,7 +213,7 @@ fn ten_thousand_connections_end_to_end() {
 
 /// The descriptor count a sender says `args` need (from its error under a low limit).
 fn descriptors_needed(args: &str) -> u64 {
-    let o = spawn_limited("sender", 64, args).wait(LIMIT);
+    let o = Launch::new("sender", args).nofile(64).spawn().wait(LIMIT);
     assert_eq!(o.code(), Some(1), "{o:?}");
     let re = regex::Regex::new(r"need (\d+) file descriptors.*ulimit -n (\d+)").unwrap();
     let c = re
@@ -237,7 +236,10 @@ fn the_descriptor_check_counts_exactly_what_the_run_opens() {
         let args = format!("-s127.0.0.1 -P 2 -n 10 -l 25 -p {port} -t 2 --timeout 30 {io}");
         let need = descriptors_needed(&args);
         assert!((500..600).contains(&need), "{need}");
-        let short = spawn_limited("sender", need - 1, &args).wait(LIMIT);
+        let short = Launch::new("sender", &args)
+            .nofile(need - 1)
+            .spawn()
+            .wait(LIMIT);
         assert_eq!(short.code(), Some(1), "{short:?}");
         assert!(
             short
@@ -255,7 +257,10 @@ fn the_descriptor_check_counts_exactly_what_the_run_opens() {
             "receiver",
             &format!("-r 127.0.0.1 -P 2 -p {port} -t 2 --timeout 30"),
         );
-        let s = spawn_limited("sender", need, &args).wait(LIMIT);
+        let s = Launch::new("sender", &args)
+            .nofile(need)
+            .spawn()
+            .wait(LIMIT);
         let ro = r.wait(LIMIT);
         assert_eq!(s.code(), Some(0), "{io} with {need} descriptors: {s:?}");
         assert_eq!(ro.code(), Some(0), "{ro:?}");

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::netns::TwoHosts;
-use crate::util::{Output, Ports, port, ports_in, spawn_in};
+use crate::util::{Launch, Output, Ports, port, ports_in};
 
 #[test]
 fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
@@ -36,16 +36,12 @@ fn udp_loss_under_a_five_percent_random_drop_ipv4_and_ipv6() {
     ];
     for (addr, family, port, size, source) in cases {
         let common = format!("-u {family} -P 2 -p {port} -t 3 --format json");
-        let r = spawn_in(
-            &h.b,
-            "receiver",
-            &format!("-r {addr} {common} --recv-buffer 4M"),
-        );
-        let s = spawn_in(
-            &h.a,
-            "sender",
-            &format!("-s {addr} {common} -B 100M -a {source}"),
-        );
+        let r = Launch::new("receiver", &format!("-r {addr} {common} --recv-buffer 4M"))
+            .in_netns(&h.b)
+            .spawn();
+        let s = Launch::new("sender", &format!("-s {addr} {common} -B 100M -a {source}"))
+            .in_netns(&h.a)
+            .spawn();
         let so = s.wait(Duration::from_secs(30));
         let ro = r.wait(Duration::from_secs(30));
         assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
@@ -122,8 +118,12 @@ fn sender_resolves_host_names_over_ipv4_and_ipv6() {
     ];
     for (target, listen, family, port, peer) in cases {
         let common = format!("{family} -P 1 -p {port} -t 1 --format json");
-        let r = spawn_in(&h.b, "receiver", &format!("-r {listen} {common}"));
-        let s = spawn_in(&h.a, "sender", &format!("{target} {common}"));
+        let r = Launch::new("receiver", &format!("-r {listen} {common}"))
+            .in_netns(&h.b)
+            .spawn();
+        let s = Launch::new("sender", &format!("{target} {common}"))
+            .in_netns(&h.a)
+            .spawn();
         let so = s.wait(Duration::from_secs(30));
         let ro = r.wait(Duration::from_secs(30));
         assert_eq!(
@@ -141,7 +141,9 @@ fn sender_resolves_host_names_over_ipv4_and_ipv6() {
     }
     // A name nobody knows: one line naming it, at once, and a usage error (exit 2) as a
     // receiver address that is not one of the host's own is.
-    let o = spawn_in(&h.a, "sender", "-s nosuch.ntttcp.invalid -P 1 -p @31 -t 1")
+    let o = Launch::new("sender", "-s nosuch.ntttcp.invalid -P 1 -p @31 -t 1")
+        .in_netns(&h.a)
+        .spawn()
         .wait(Duration::from_secs(20));
     assert_eq!(o.code(), Some(2), "{o:?}");
     assert!(
@@ -161,13 +163,13 @@ fn a_short_outage_is_reported_as_a_stall() {
         return;
     };
     let m = ports_in(&format!("-m 1,*,{} -p @1 -t 8", h.ip_b));
-    let r = spawn_in(
-        &h.b,
-        "receiver",
-        &format!("-r {m} --format json --max-stall 1"),
-    );
+    let r = Launch::new("receiver", &format!("-r {m} --format json --max-stall 1"))
+        .in_netns(&h.b)
+        .spawn();
     crate::util::wait_listening_in(&h.b, port(0), Duration::from_secs(20));
-    let s = spawn_in(&h.a, "sender", &format!("-s {m} --interval 0.2"));
+    let s = Launch::new("sender", &format!("-s {m} --interval 0.2"))
+        .in_netns(&h.a)
+        .spawn();
     s.wait_for_stdout("Gbit/s", Duration::from_secs(20));
     h.exec(&h.a, &format!("ip link set {} down", h.dev_a));
     // The outage itself lasts two seconds (the scenario, not a wait for a state).

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::util::{
-    Ports, Scratch, is_root, may_skip, parse_tables, port, ports_in, run, spawn, spawn_after,
+    Launch, Ports, Scratch, is_root, may_skip, parse_tables, port, ports_in, run, spawn,
     wait_listening,
 };
 
@@ -219,7 +219,9 @@ fn a_write_that_fails_after_the_test_is_exit_1_and_the_rest_is_written() {
 #[test]
 fn stdout_failures_count_but_a_closed_pipe_is_quiet() {
     let _ports = Ports::take(1);
-    let full = spawn_after("ntttcp", "exec >/dev/full", "--loopback -P 1 -p @1 -t 1")
+    let full = Launch::new("ntttcp", "--loopback -P 1 -p @1 -t 1")
+        .after("exec >/dev/full")
+        .spawn()
         .wait(Duration::from_secs(30));
     assert_eq!(full.code(), Some(1), "{full:?}");
     assert!(
@@ -227,7 +229,9 @@ fn stdout_failures_count_but_a_closed_pipe_is_quiet() {
         "{}",
         full.stderr
     );
-    let closed = spawn_after("ntttcp", "exec >&-", "--loopback -P 1 -p @11 -t 1")
+    let closed = Launch::new("ntttcp", "--loopback -P 1 -p @11 -t 1")
+        .after("exec >&-")
+        .spawn()
         .wait(Duration::from_secs(30));
     assert_eq!(closed.code(), Some(0), "{closed:?}");
     assert!(!closed.stderr.contains("cannot write"), "{}", closed.stderr);

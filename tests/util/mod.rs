@@ -2,6 +2,7 @@
 //! the NTttcp tables.
 
 mod figures;
+mod launch;
 mod pairs;
 mod ports;
 mod resources;
@@ -11,6 +12,7 @@ pub(crate) use figures::{
     Attempt, Tables, apart_s, assert_close, close_or_starved, covered, parse_tables, promise,
     starved, tables_close_or_starved, windows_apart,
 };
+pub(crate) use launch::Launch;
 pub(crate) use pairs::{attempt_at, json_pair, json_pair_at, multi_client_at};
 pub(crate) use ports::{Ports, port, ports_in, shifted};
 pub(crate) use resources::{
@@ -89,52 +91,9 @@ impl Output {
     }
 }
 
-/// Starts `ntttcp ARGS`.
+/// Starts `ntttcp ARGS` (`Launch` for anything else around it).
 pub(crate) fn spawn(label: &str, args: &str) -> Proc {
-    start(Command::new(bin()), label, args)
-}
-
-/// Starts `ntttcp ARGS` with RLIMIT_NOFILE (soft and hard) set to `nofile`.
-pub(crate) fn spawn_limited(label: &str, nofile: u64, args: &str) -> Proc {
-    spawn_after(label, &format!("ulimit -n {nofile}"), args)
-}
-
-/// Starts `ntttcp ARGS` after the shell command `setup` (limits, typically); the shell
-/// execs the binary, so the PID is ntttcp's own.
-pub(crate) fn spawn_after(label: &str, setup: &str, args: &str) -> Proc {
-    let mut cmd = Command::new("sh");
-    cmd.args(["-c", &format!("{setup} && exec \"$0\" \"$@\""), bin()]);
-    start(cmd, label, args)
-}
-
-/// Starts `WRAPPER... ntttcp ARGS` (e.g. `timeout 2`); the PID held is the wrapper's.
-pub(crate) fn spawn_wrapped(label: &str, wrapper: &[&str], args: &str) -> Proc {
-    let mut cmd = Command::new(wrapper[0]);
-    cmd.args(&wrapper[1..]).arg(bin());
-    start(cmd, label, args)
-}
-
-/// Starts `ntttcp ARGS` inside network namespace `ns` (`ip netns exec` execs the binary,
-/// so the PID is ntttcp's own).
-pub(crate) fn spawn_in(ns: &str, label: &str, args: &str) -> Proc {
-    let mut cmd = Command::new("ip");
-    cmd.args(["netns", "exec", ns, bin()]);
-    start(cmd, label, args)
-}
-
-/// Starts `ntttcp ARGS` with nobody reading its stdout until `read_stdout`: once the pipe
-/// is full, the process blocks writing to it.
-pub(crate) fn spawn_unread(label: &str, args: &str) -> Proc {
-    start_reading(Command::new(bin()), label, args, false)
-}
-
-/// Starts `cmd` (which must end by running ntttcp) with ntttcp's `args` appended.
-pub(crate) fn spawn_command(label: &str, cmd: Command, args: &str) -> Proc {
-    start(cmd, label, args)
-}
-
-fn start(cmd: Command, label: &str, args: &str) -> Proc {
-    start_reading(cmd, label, args, true)
+    Launch::new(label, args).spawn()
 }
 
 fn start_reading(mut cmd: Command, label: &str, args: &str, read_stdout: bool) -> Proc {
@@ -235,7 +194,7 @@ impl Proc {
         }
     }
 
-    /// Starts reading stdout (`spawn_unread`).
+    /// Starts reading stdout (`Launch::unread`).
     pub(crate) fn read_stdout(&mut self) {
         let out = self.child.as_mut().and_then(|c| c.stdout.take());
         self.stdout = drain(out, self.seen.clone());

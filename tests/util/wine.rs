@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use super::{Output, Proc, may_skip, spawn_command};
+use super::{Launch, Output, Proc, may_skip};
 
 /// The .exe under test, or None (the caller skips, visibly, unless CI requires it).
 pub(crate) fn exe() -> Option<PathBuf> {
@@ -45,8 +45,10 @@ fn prefix() -> PathBuf {
 fn prefix_ready(exe: &std::path::Path) {
     static READY: OnceLock<()> = OnceLock::new();
     READY.get_or_init(|| {
-        let o =
-            spawn_command("wine --version", wine(exe), "--version").wait(Duration::from_secs(120));
+        let o = Launch::new("wine --version", "--version")
+            .binary(wine(exe))
+            .spawn()
+            .wait(Duration::from_secs(120));
         assert_eq!(
             o.code(),
             Some(0),
@@ -59,7 +61,7 @@ fn prefix_ready(exe: &std::path::Path) {
 /// Starts `wine ntttcp.exe ARGS` (`@K` ports as for `spawn`). The PID held is the Wine
 /// process that runs the program, so signals and the kill on drop reach it.
 pub(crate) fn spawn_exe(exe: &std::path::Path, label: &str, args: &str) -> Proc {
-    spawn_command(label, wine(exe), args)
+    Launch::new(label, args).binary(wine(exe)).spawn()
 }
 
 /// Runs `wine ntttcp.exe ARGS` to completion within `limit`.
