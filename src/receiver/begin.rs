@@ -55,6 +55,24 @@ fn stray_connection(peer: std::net::SocketAddr) -> String {
     )
 }
 
+/// The first data connection that came with no handshake asking for it; after it, none
+/// (the watch is dropped, and this waits for ever).
+async fn first_stray(
+    strays: &mut Option<tokio::sync::watch::Receiver<Option<std::net::SocketAddr>>>,
+) -> std::net::SocketAddr {
+    let mut peer = None;
+    if let Some(watch) = strays {
+        while peer.is_none() && watch.changed().await.is_ok() {
+            peer = *watch.borrow_and_update();
+        }
+    }
+    *strays = None;
+    match peer {
+        Some(peer) => peer,
+        None => std::future::pending().await,
+    }
+}
+
 /// Sync mode: waits for a sender's start request (in `-M` mode, for the last client),
 /// starts the clock and tells the senders to go. A data connection that comes with no
 /// handshake is closed, and the first one is named on stderr (`stray_connection`).
@@ -69,17 +87,13 @@ pub(crate) async fn wait_for_senders(
     let mut waiting: Vec<Connection> = Vec::new();
     // A multi-client test is a connection-rate one if any of its senders said so.
     let mut connect_rate = false;
-    let mut strays = sync.gate.strays();
-    let mut told = false;
+    let mut strays = Some(sync.gate.strays());
     loop {
         let req = tokio::select! {
             Some(r) = start_rx.recv() => r,
             _ = interrupt.wait() => return None,
-            Ok(()) = strays.changed(), if !told => {
-                told = true;
-                if let Some(peer) = *strays.borrow_and_update() {
-                    notes(Note::Warn(stray_connection(peer)));
-                }
+            peer = first_stray(&mut strays) => {
+                notes(Note::Warn(stray_connection(peer)));
                 continue;
             }
         };
