@@ -9,8 +9,8 @@
 use std::time::{Duration, Instant};
 
 use crate::util::{
-    Ports, Scratch, attempt_at, close_or_starved, exe, json, parse_tables, port, promise, report,
-    run, run_exe, spawn, spawn_exe, wait_listening, wait_listening_udp,
+    Launch, Ports, Scratch, attempt_at, close_or_starved, exe, json, parse_tables, port, promise,
+    report, run, run_exe, spawn, spawn_exe, wait_listening, wait_listening_udp, wine,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -409,4 +409,23 @@ fn the_exe_runs_the_workloads_beyond_ntttcp() {
     assert_eq!(o.code(), Some(0), "{o:?}");
     let rr = &json(&o)["reports"][0]["rr"];
     assert!(rr["transactions"].as_u64() > Some(10), "{rr}");
+}
+
+/// A reader that goes away (`| head -1`) is not an error: the .exe stops writing and
+/// exits 0, as the Linux build does.
+#[test]
+fn the_exe_exits_0_when_its_reader_goes_away() {
+    let Some(exe) = exe() else { return };
+    let _ports = Ports::take(1);
+    let o = Launch::new(
+        "ntttcp.exe | head -1",
+        "--loopback -m 1,*,127.0.0.1 -p @1 -t 2 --format jsonl --interval 0.2",
+    )
+    .binary(wine(&exe))
+    .wrapped(&["bash", "-c", "set -o pipefail; \"$@\" | head -1", "bash"])
+    .spawn()
+    .wait(LIMIT);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert_eq!(o.stdout.lines().count(), 1, "{}", o.stdout);
+    assert!(!o.stderr.contains("cannot write"), "{}", o.stderr);
 }

@@ -154,9 +154,10 @@ pub(crate) async fn serve(
         ))
     });
     let budget = data_budget(cfg)?;
-    notes(Note::Info(format!(
-        "data connections kept at most: {budget}"
-    )));
+    notes(Note::Info(match budget {
+        usize::MAX => "data connections kept at most: no limit (no descriptor limit)".into(),
+        n => format!("data connections kept at most: {n}"),
+    }));
     let gate = Arc::new(Admission::new(cfg.linux_sync(), budget));
     let flows = Arc::new(watch::Sender::new(0u64));
     let (crew, outs) = launch(cfg, listeners, &gate, &flows)?;
@@ -323,7 +324,7 @@ async fn serve_tests(
 /// (every handshake slot) and the Windows token ports served whatever the data ports get.
 fn data_budget(cfg: &Config) -> Result<usize> {
     let (soft, _) = limits::raise_nofile();
-    if soft == 0 {
+    if soft == 0 || soft == u64::MAX {
         return Ok(usize::MAX);
     }
     let ports = cfg.streams.ports.len() as u64;

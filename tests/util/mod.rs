@@ -18,7 +18,7 @@ pub(crate) use ports::{Ports, port, ports_in, shifted};
 pub(crate) use resources::{
     FdPeak, raise_own_nofile, rss_kib, socket_flags_at, socket_flags_towards,
 };
-pub(crate) use wine::{exe, run_exe, spawn_exe};
+pub(crate) use wine::{exe, run_exe, spawn_exe, wine};
 
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};

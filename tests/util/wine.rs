@@ -29,7 +29,7 @@ pub(crate) fn exe() -> Option<PathBuf> {
 }
 
 /// `wine EXE` with Wine's own diagnostics off and the run's prefix.
-fn wine(exe: &std::path::Path) -> Command {
+pub(crate) fn wine(exe: &std::path::Path) -> Command {
     let mut cmd = Command::new("wine");
     cmd.arg(exe)
         .env("WINEDEBUG", "-all")

@@ -18,9 +18,13 @@ pub(crate) const NAME: &str = "Windows";
 pub(crate) type RawSock = std::os::windows::io::RawSocket;
 
 /// Whether an error says the stream's handle is closed or invalid (a stdout the caller
-/// closed).
+/// closed), or that the pipe's reader went away (`| head -1`; the standard library calls
+/// only ERROR_BROKEN_PIPE and ERROR_NO_DATA a broken pipe).
 pub(crate) fn is_closed_handle(e: &std::io::Error) -> bool {
-    e.raw_os_error() == Some(windows_sys::Win32::Foundation::ERROR_INVALID_HANDLE as i32)
+    use windows_sys::Win32::Foundation::{ERROR_INVALID_HANDLE, ERROR_PIPE_NOT_CONNECTED};
+    [ERROR_INVALID_HANDLE, ERROR_PIPE_NOT_CONNECTED]
+        .iter()
+        .any(|c| e.raw_os_error() == Some(*c as i32))
 }
 
 impl<T: std::os::windows::io::AsRawSocket> crate::sys::AsSock for T {
