@@ -97,8 +97,7 @@ pub(crate) fn install_signal_handlers(flag: Flag) -> std::io::Result<()> {
     })
 }
 
-// Whether the waiter sleeps is read from /proc (Linux).
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -108,10 +107,9 @@ mod tests {
         assert!(!f.is_set());
         assert!(!f.wait_timeout(Duration::from_millis(5)));
         let g = f.clone();
-        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (probe_tx, probe_rx) = std::sync::mpsc::channel();
         let t = std::thread::spawn(move || {
-            let me = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
-            let _ = tid_tx.send(me.split(' ').next().unwrap_or_default().to_string());
+            let _ = probe_tx.send(crate::sys::test_support::sleep_probe());
             g.wait_timeout(Duration::from_secs(10))
         });
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -120,15 +118,12 @@ mod tests {
             .unwrap();
         let h = f.clone();
         // The blocking-wake path: the waiter is asleep (on the condition variable, its
-        // only wait after saying its id) before the flag is set.
-        let tid = tid_rx.recv().unwrap();
-        let asleep = || {
-            let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"));
-            stat.unwrap_or_default()
-                .rsplit(") ")
-                .next()
-                .is_some_and(|rest| rest.starts_with('S'))
-        };
+        // only wait after handing over its probe) before the flag is set, where the OS
+        // lets us look (Linux); elsewhere the flag may come before or during the wait.
+        let asleep = probe_rx
+            .recv()
+            .unwrap()
+            .unwrap_or_else(|| Box::new(|| true));
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while !asleep() {
             assert!(

@@ -224,13 +224,23 @@ fn windows_flag_table() {
     assert_eq!((c.sync.is_on(), c.streams.ports.len()), (false, 2));
 }
 
-/// The low-water marks (Linux): by path unless given, `-1` the kernel's, each on its side.
-#[cfg(target_os = "linux")]
+/// The low-water marks (Linux): by path unless given, `-1` the kernel's, each on its side;
+/// where the OS has none, the stack's own, and the flags that ask for them refused.
 #[test]
 fn low_water_marks_by_path_given_or_the_kernels() {
-    // TCP_NOTSENT_LOWAT: by path unless given; -1 leaves the kernel's.
     let lowat = |line: &str| ok(line).data.sockopts.notsent_lowat;
     use crate::config::Lowat;
+    if !crate::sys::socket::LOW_WATER_MARKS {
+        assert_eq!(lowat("-s 10.0.0.5"), Lowat::Kernel);
+        for line in [
+            "-s 10.0.0.5 --notsent-lowat 64K",
+            "-r 127.0.0.1 --rcvlowat 64K",
+        ] {
+            assert!(err(line).contains("is Linux-only"), "{line}");
+        }
+        return;
+    }
+    // TCP_NOTSENT_LOWAT: by path unless given; -1 leaves the kernel's.
     assert_eq!(lowat("-s 10.0.0.5"), Lowat::ByPath);
     assert_eq!(
         lowat("-s 10.0.0.5 --notsent-lowat 64K"),

@@ -34,6 +34,9 @@ mod os;
 pub(crate) type RawSock = os::RawSock;
 
 pub(crate) use os::is_closed_handle;
+/// What unit tests elsewhere need of the OS (links, devices, a thread's state).
+#[cfg(test)]
+pub(crate) use os::test_support;
 
 /// The name of the OS this ntttcp was built for, as messages say it: "Linux" (the
 /// build for any Unix) or "Windows".

@@ -10,6 +10,8 @@ pub(crate) mod procfs;
 pub(crate) mod sched;
 pub(crate) mod signals;
 pub(crate) mod socket;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 /// How messages name this OS.
 pub(crate) const NAME: &str = "Linux";

@@ -10,6 +10,10 @@ use crate::sys::socket::ConnInfo;
 /// Linux has TCP_NOTSENT_LOWAT and SO_RCVLOWAT, whose defaults by path a run applies.
 pub(crate) const LOW_WATER_MARKS: bool = true;
 
+/// Linux sends from an in-memory file with sendfile() (`-Z`).
+#[cfg(test)]
+pub(crate) const SENDFILE_FROM_MEMORY: bool = true;
+
 /// Sets SO_MAX_PACING_RATE (bytes per second, the 64-bit form, so rates above 34 Gbit/s
 /// per socket do not wrap as ntttcp-for-linux's 32-bit value does).
 #[allow(unsafe_code)]

@@ -26,6 +26,16 @@ fn linux_only(what: &str) -> io::Error {
 /// stack's own behaviour, and the flags that ask for them are refused.
 pub(crate) const LOW_WATER_MARKS: bool = false;
 
+/// Sending from an in-memory file (`-Z`) is Linux's.
+#[cfg(test)]
+pub(crate) const SENDFILE_FROM_MEMORY: bool = false;
+
+/// The TCP_NOTSENT_LOWAT of a socket: Windows has none.
+#[cfg(test)]
+pub(crate) fn notsent_lowat(_sock: &impl AsSock) -> io::Result<usize> {
+    Err(linux_only("TCP_NOTSENT_LOWAT"))
+}
+
 /// Pacing by the socket (SO_MAX_PACING_RATE) is Linux's.
 pub(crate) fn set_max_pacing_rate(_sock: &impl AsSock, _bytes_per_s: u64) -> io::Result<()> {
     Err(linux_only("SO_MAX_PACING_RATE"))
