@@ -17,6 +17,8 @@
 //! * `data` — pinned worker threads and the TCP/UDP send and receive loops.
 //! * `sys` — /proc counters, CPU pinning, sockets, addresses; `control` — the sync
 //!   channel (`message`: bytes ↔ meaning, by phase).
+//! * `plan` — one side's run resolved once from its `Config` and what the host and path
+//!   showed; everything after the setup reads it.
 //! * `config` — what a run needs; `pace` — rate limits; `stop` — one-way flags and
 //!   signals; `admission` — which data connections a receiver keeps.
 
@@ -27,6 +29,7 @@ mod config;
 mod control;
 mod data;
 mod pace;
+mod plan;
 mod receiver;
 mod render;
 mod report;

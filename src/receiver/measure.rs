@@ -2,7 +2,6 @@
 //! receiver's counts (what it receives, what it sends, not knowing which its senders will
 //! use until their connections' headers come), and each way they used is reported.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -11,11 +10,11 @@ use super::begin::StartedTest;
 use super::monitor::ReceiverMonitor;
 use crate::config::{Config, Direction, Protocol, Workload};
 use crate::data::{self, WorkerState};
-use crate::report::{EndKind, Note, Notes, Report, Side};
+use crate::report::{Note, Notes, Report, Side, SideFacts};
 use crate::role::{applied, this_host, warn_how_it_went};
 use crate::stats;
 use crate::stop::Flag;
-use crate::timeline::{self, End, Plan, Progress, Window};
+use crate::timeline::{self, End, Plan, Progress};
 
 /// Runs one test that has begun and reports each way its bytes went: what it received,
 /// and, for senders that asked it to send (`-R`, `--bidir`), what it sent.
@@ -51,6 +50,41 @@ pub(super) async fn test(
     };
     let window = timeline::run(t0, plan, parts.ways, None, &mut mon, &progress).await;
     mon.close(window.ended == End::Completed).await;
+    let used = Used::take(parts);
+    let facts = facts(cfg, workers, before, negotiated, notes);
+    let workload = match echoed(workers) {
+        _ if connect_rate => Workload::ConnectRate,
+        Some(size) => Workload::RequestResponse { size },
+        None => used.workload(),
+    };
+    for w in workers {
+        w.connect_rate.store(false, Ordering::Relaxed);
+    }
+    window
+        .split()
+        .iter()
+        .filter(|w| used.has(w.ways[0].direction))
+        .map(|w| {
+            let facts = SideFacts {
+                workload,
+                ..facts.clone()
+            };
+            let r = stats::from_window(parts.plan, facts, w);
+            warn_how_it_went(&r, notes);
+            r
+        })
+        .collect()
+}
+
+/// What the receiver knows of a test beyond its window (the workload aside, which its
+/// senders' headers told); the workers forget it for the next test.
+fn facts(
+    cfg: &Config,
+    workers: &[Arc<WorkerState>],
+    before: Connections,
+    negotiated: u32,
+    notes: Notes<'_>,
+) -> SideFacts {
     let peers: Vec<String> = workers
         .iter()
         .flat_map(|w| std::mem::take(&mut *w.peers.lock().unwrap_or_else(|p| p.into_inner())))
@@ -62,75 +96,22 @@ pub(super) async fn test(
         Protocol::Udp => peers.len(),
         Protocol::Tcp => before.of_this_test(workers),
     };
-    let shared = Shared {
+    SideFacts {
+        side: Side::Receiver,
+        host: this_host(),
+        ports: (0..cfg.streams.ports.len()).map(|j| cfg.port(j)).collect(),
         connections,
-        peers,
+        negotiated_cycle_s: cfg.linux_sync().then_some(negotiated),
+        workload: Workload::Stream,
+        read_len: most(workers, |w| &w.read_len),
         applied: applied(workers, cfg, notes).map(|a| data::Applied {
             rcvlowat: most(workers, |w| &w.rcvlowat),
             ..a
         }),
-        negotiated: cfg.linux_sync().then_some(negotiated),
-        used: Used::take(parts),
-        read_len: most(workers, |w| &w.read_len),
-    };
-    let rr_size = echoed(workers);
-    for w in workers {
-        w.connect_rate.store(false, Ordering::Relaxed);
+        tcp_connections: Vec::new(),
+        peers,
+        round_trips: Vec::new(),
     }
-    window
-        .split()
-        .iter()
-        .filter(|w| shared.used.has(w.ways[0].direction))
-        .map(|w| {
-            let mut r = report(cfg, w, &shared, connect_rate);
-            if let Some(size) = rr_size {
-                r.params.workload = Workload::RequestResponse { size };
-                stats::rr::attach(&mut r, size, &[]);
-            }
-            warn_how_it_went(&r, notes);
-            r
-        })
-        .collect()
-}
-
-/// What every report of one test shares.
-struct Shared {
-    connections: usize,
-    peers: Vec<String>,
-    applied: Option<crate::data::Applied>,
-    negotiated: Option<u32>,
-    used: Used,
-    /// The most one read took, if a stream was read (without `-b` the path decides).
-    read_len: Option<usize>,
-}
-
-/// The report of one way of a test's window (`connect_rate`: whose connections were
-/// counted and closed, one call each).
-fn report(cfg: &Config, w: &Window, shared: &Shared, connect_rate: bool) -> Report {
-    let cfg = &as_read(cfg, shared.read_len);
-    let ports: Vec<u16> = (0..w.start.len()).map(|j| cfg.port(j)).collect();
-    let mut report = stats::from_window(
-        Side::Receiver,
-        cfg,
-        this_host(),
-        &ports,
-        shared.connections,
-        shared.negotiated,
-        w,
-    );
-    report.socket.applied = shared.applied;
-    report.peers = shared.peers.clone();
-    report.params.workload = shared.used.workload();
-    if connect_rate {
-        report.params.workload = Workload::ConnectRate;
-        stats::rr::attach_connect(&mut report, &[]);
-        report.connections = report.connect.map_or(0, |c| c.connections as usize);
-    }
-    if report.end.kind == EndKind::Completed && report.connections == 0 {
-        // A whole test without a single data connection (or datagram) measured nothing.
-        report.fail("no data connection (or datagram) arrived during the test");
-    }
-    report
 }
 
 /// Which ways a test's senders used: connections that only send (`-R`), that carry
@@ -210,19 +191,6 @@ fn most(
 ) -> Option<usize> {
     let most = workers.iter().map(|w| field(w).swap(0, Ordering::Relaxed));
     most.max().filter(|n| *n > 0)
-}
-
-/// `cfg` with the read size its streams used, which the reports give as the receiver's
-/// buffer: without `-b` each connection's path decided it.
-fn as_read(cfg: &Config, used: Option<usize>) -> Cow<'_, Config> {
-    match used {
-        Some(n) if n != cfg.data.recv_size => {
-            let mut c = cfg.clone();
-            c.data.recv_size = n;
-            Cow::Owned(c)
-        }
-        _ => Cow::Borrowed(cfg),
-    }
 }
 
 /// The workers' connection counts when a test starts.

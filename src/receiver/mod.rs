@@ -27,6 +27,7 @@ use crate::control::windows;
 use crate::data::Flows;
 use crate::data::udp;
 use crate::data::{self, WorkerState};
+use crate::plan::RunPlan;
 use crate::report::{EndKind, Report};
 use crate::report::{Note, Notes};
 use crate::role::{Interrupted, WorkerThreads};
@@ -181,7 +182,9 @@ pub(crate) async fn serve(
             gate.clone(),
         ))
     });
+    let plan = RunPlan::as_configured(cfg);
     let parts = Serving {
+        plan: &plan,
         state: &state,
         gate: &gate,
         workers: &crew.workers,
@@ -256,6 +259,8 @@ fn launch(
 
 /// What the receiver's tests are served with.
 struct Serving<'a> {
+    /// The receiver's plan: its configuration (senders' headers tell the rest).
+    plan: &'a RunPlan<'a>,
     state: &'a SharedState,
     gate: &'a Admission,
     /// What each port's worker receives (and its connections, failures, settling).

@@ -1,8 +1,12 @@
 //! What a side measured over its window, before the formulas turn it into a `Report`
 //! (`stats::report`).
 
-use super::{DevInterrupts, Params, Side, SocketReport, UdpResult};
+use hdrhistogram::Histogram;
+
+use super::{DevInterrupts, Direction, Params, Rtt, Side, SocketReport, UdpResult};
+use crate::config::Workload;
 use crate::sys::SysUsage;
+use crate::sys::socket::ConnInfo;
 use crate::timeline::{End, Stall};
 
 /// One worker thread's counters over the measurement window, before the formulas.
@@ -76,4 +80,44 @@ pub(crate) struct Measured {
     pub dev_interrupts: Option<DevInterrupts>,
     /// Socket options asked for (and, once read back, applied).
     pub socket: SocketReport,
+    /// Which way the window's bytes went; None: the side's usual way (a sender sends).
+    pub direction: Option<Direction>,
+    /// Round trips sampled from the connections' TCP_INFO during the window.
+    pub rtt: Option<Rtt>,
+    /// Sender: TCP_INFO of every data connection at the end of the test.
+    pub tcp_connections: Vec<ConnInfo>,
+    /// Receiver: `ip:port` of every data connection (UDP: flow) of the test.
+    pub peers: Vec<String>,
+    /// Thread i's request/response round trips or connect times (sender; empty on a
+    /// receiver, which times nothing).
+    pub round_trips: Vec<Option<Histogram<u64>>>,
+}
+
+/// What a side knows of its test besides its window's counters; with the run's plan and
+/// the window, all a `Report` is made of (`stats::from_window`).
+#[derive(Debug, Clone)]
+pub(crate) struct SideFacts {
+    /// Sender or receiver.
+    pub side: Side,
+    /// The host it ran on.
+    pub host: Host,
+    /// Worker i's data port.
+    pub ports: Vec<u16>,
+    /// Data connections of the test (UDP: flows).
+    pub connections: usize,
+    /// Negotiated cycle in seconds (ntttcp-for-linux sync only).
+    pub negotiated_cycle_s: Option<u32>,
+    /// What the connections carried as this side saw it (a receiver learns it from its
+    /// senders' headers).
+    pub workload: Workload,
+    /// The most one read took (a receiver without `-b`: its path decided).
+    pub read_len: Option<usize>,
+    /// Socket options as a data socket read them back.
+    pub applied: Option<crate::data::Applied>,
+    /// Sender: TCP_INFO of every data connection at the end of the test.
+    pub tcp_connections: Vec<ConnInfo>,
+    /// Receiver: `ip:port` of every data connection (UDP: flow) of the test.
+    pub peers: Vec<String>,
+    /// Thread i's round trips or connect times (sender; empty on a receiver).
+    pub round_trips: Vec<Option<Histogram<u64>>>,
 }

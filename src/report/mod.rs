@@ -11,7 +11,7 @@ mod presentation;
 
 pub(crate) use ending::{EarlyEnd, EndKind, Ending};
 pub(crate) use latency::{ConnectResult, Latency, RrResult, Rtt};
-pub(crate) use measured::{Host, Measured, ThreadCounts};
+pub(crate) use measured::{Host, Measured, SideFacts, ThreadCounts};
 pub(crate) use note::{Note, Notes};
 pub(crate) use presentation::{OutputFile, Presentation};
 
@@ -173,13 +173,22 @@ pub(crate) struct Params {
 }
 
 impl Params {
-    /// The parameters of `cfg` as `side` ran them.
-    pub(crate) fn of(cfg: &crate::config::Config, side: Side) -> Self {
-        let mut zero_copy = cfg.data.zero_copy;
-        zero_copy.sendfile &= side == Side::Sender;
+    /// The parameters `side` ran with: its plan's, with the workload it saw and the
+    /// read size its streams used (`read_len`, a receiver without `-b`).
+    pub(crate) fn of(
+        plan: &crate::plan::RunPlan<'_>,
+        side: Side,
+        workload: crate::config::Workload,
+        read_len: Option<usize>,
+    ) -> Self {
+        let cfg = plan.cfg;
+        let zero_copy = crate::config::ZeroCopy {
+            sendfile: plan.sendfile() && side == Side::Sender,
+            ..cfg.data.zero_copy
+        };
         Self {
-            send_size: cfg.data.send_size,
-            recv_size: cfg.data.recv_size,
+            send_size: plan.send_size(),
+            recv_size: read_len.unwrap_or(cfg.data.recv_size),
             port: cfg.streams.base_port,
             ports: cfg.streams.ports.len(),
             threads_per_port: cfg.streams.threads_per_port,
@@ -193,7 +202,7 @@ impl Params {
             udp_offload: cfg.data.udp_offload,
             zero_copy,
             placement: cfg.streams.placement,
-            workload: cfg.data.workload,
+            workload,
             latency_default: cfg.streams.latency_default,
         }
     }

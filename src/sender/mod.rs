@@ -17,10 +17,11 @@ use tokio::sync::mpsc;
 use crate::config::{Config, Direction, Protocol, Workload};
 use crate::control::{Connection, Incoming, Writer};
 use crate::data::udp;
-use crate::data::{self, SendPlan, WorkerState};
+use crate::data::{self, Payload, SendPlan, WorkerState};
+use crate::plan::{RunPlan, Traffic};
 use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
 use crate::report::{Note, Notes};
-use crate::report::{Report, Side};
+use crate::report::{Report, Side, SideFacts};
 use crate::role::{
     Interrupted, WorkerThreads, applied, sender_failure, this_host, warn_how_it_went,
     warn_negotiated,
@@ -35,89 +36,82 @@ mod setup;
 mod sync;
 
 use monitor::{SenderMonitor, silences};
-use setup::{check_descriptors, resolve_targets, sendfile_lowat, udp_plan, zero_copy_plan};
+use setup::{check_descriptors, fit_datagrams, local_traffic, resolve_targets};
 use sync::{ask_for_ports, end_test, exchange_tokens, handshake, request_start};
 
 /// Runs the sender side of one test: its report, or one per way (`--bidir`).
 pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
+    let (plan, payload) = resolve(cfg, notes).await?;
+    let (sessions, negotiated) = handshakes(&plan, interrupt, notes).await?;
+    let launched = launch(&plan, payload)?;
+    if plan.workload() != Workload::ConnectRate {
+        connect_all(&launched, cfg, interrupt, notes).await?;
+    }
+    let started = start_test(sessions, &plan.targets, cfg, interrupt, notes).await?;
+    let (window, timing, mut mon) =
+        measure(&launched, started, cfg, negotiated, interrupt, notes).await;
+    launched.crew.stop.trigger();
+    finish(&mut mon, &window, &timing, negotiated, notes).await;
+    drop(mon);
+    let workers = launched.crew.join(Duration::from_secs(1)).await;
+    Ok(report(&plan, &workers, negotiated, &window, notes))
+}
+
+/// The sender's plan, resolved once: the receivers' addresses (handed out by a Windows
+/// receiver with `-sp`), whether `-Z` pays, the datagram size the path carries; and the
+/// payload every worker sends, made before any socket.
+async fn resolve<'a>(cfg: &'a Config, notes: Notes<'_>) -> Result<(RunPlan<'a>, Arc<Payload>)> {
     let mut targets = resolve_targets(cfg)?;
-    let copying = zero_copy_plan(cfg, &targets, notes);
-    let cfg = copying.as_ref().unwrap_or(cfg);
-    let unlimited = sendfile_lowat(cfg);
-    let cfg = unlimited.as_ref().unwrap_or(cfg);
-    let payload = prepare(cfg, &targets, notes)?;
+    let traffic = local_traffic(cfg, &targets, notes);
+    let payload = prepare(cfg, &traffic, &targets, notes)?;
     if cfg.port_handout() {
         ask_for_ports(cfg, &mut targets).await?;
     }
-    let (fitted, datagrams_per_send) = fit_datagrams(cfg, &targets, notes)?;
-    let cfg = fitted.as_ref().unwrap_or(cfg);
-    let (sessions, negotiated) = handshakes(cfg, &targets, interrupt, notes).await?;
-    let launched = launch(cfg, &targets, payload, datagrams_per_send)?;
-    if cfg.data.workload != Workload::ConnectRate {
-        connect_all(&launched, cfg, interrupt, notes).await?;
-    }
-    let started = start_test(sessions, &targets, cfg, interrupt, notes).await?;
-    let (window, plan, mut mon) =
-        measure(&launched, started, cfg, negotiated, interrupt, notes).await;
-    launched.crew.stop.trigger();
-    finish(&mut mon, &window, &plan, negotiated, notes).await;
-    drop(mon);
-    let workers = launched.crew.join(Duration::from_secs(1)).await;
-    Ok(report(cfg, &workers, negotiated, &window, notes))
+    let traffic = match traffic {
+        Traffic::Datagrams(_) => Traffic::Datagrams(fit_datagrams(cfg, &targets, notes)?),
+        t => t,
+    };
+    let plan = RunPlan {
+        cfg,
+        targets,
+        traffic,
+    };
+    Ok((plan, payload))
 }
 
 /// What must hold before any socket: the send buffer (or -Z file, shared by every
 /// worker) can be had and the descriptors the run needs are allowed; then the run is
 /// ready (a `-D` daemon's foreground learns it).
-fn prepare(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Result<Arc<data::Payload>> {
+fn prepare(
+    cfg: &Config,
+    traffic: &Traffic,
+    targets: &[SocketAddr],
+    notes: Notes<'_>,
+) -> Result<Arc<Payload>> {
     let hosts = {
         let mut ips: Vec<_> = targets.iter().map(|t| t.ip()).collect();
         ips.sort_unstable();
         ips.dedup();
         ips.len()
     };
+    let sendfile = matches!(traffic, Traffic::Bulk { send, .. } if send.sendfile);
     let payload = Arc::new(
-        data::Payload::new(
-            cfg.data.send_size,
-            cfg.data.zero_copy.sendfile && cfg.data.protocol == Protocol::Tcp,
-            cfg.sender_connections(),
-        )
-        .context("the send buffer (-b)")?,
+        Payload::new(cfg.data.send_size, sendfile, cfg.sender_connections())
+            .context("the send buffer (-b)")?,
     );
     check_descriptors(cfg, hosts)?;
     notes(Note::Ready);
     Ok(payload)
 }
 
-/// UDP: the datagram size that fits the path and how many go in one send (GSO); None
-/// and 1 for TCP.
-fn fit_datagrams(
-    cfg: &Config,
-    targets: &[SocketAddr],
-    notes: Notes<'_>,
-) -> Result<(Option<Config>, usize)> {
-    if cfg.data.protocol != Protocol::Udp {
-        return Ok((None, 1));
-    }
-    if cfg.data.sockopts.pacing_rate.is_some() {
-        notes(Note::Warn(
-            "--fq-rate-limit on UDP sockets takes effect only where the fq qdisc runs on \
-             the sending interface; -B limits UDP in ntttcp itself"
-                .into(),
-        ));
-    }
-    let (fitted, per_send) = udp_plan(cfg, targets, notes)?;
-    Ok((Some(fitted), per_send))
-}
-
 /// One sync session per receiver host, on the port below that host's first data port;
 /// returns them with the negotiated cycle (the longest any receiver asked for).
 async fn handshakes(
-    cfg: &Config,
-    targets: &[SocketAddr],
+    plan: &RunPlan<'_>,
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Result<(Vec<Connection>, u32)> {
+    let (cfg, targets) = (plan.cfg, &plan.targets);
     let mut sessions = Vec::new();
     let mut negotiated = cfg.timeline.cycle();
     if !cfg.linux_sync() {
@@ -157,10 +151,9 @@ struct SenderWorkers {
 /// the target is one of its addresses. UDP never counts as local (its receiver must not
 /// share the sender's core), nor does a connection-rate test (no bytes to keep in a
 /// cache; its receiver, which never moves for those connections, keeps its CPUs too).
-fn peer_of(cfg: &Config, target: SocketAddr) -> Peer {
-    let tcp = cfg.data.protocol == Protocol::Tcp;
-    let churn = cfg.data.workload == Workload::ConnectRate;
-    if tcp && !churn && crate::sys::net::is_local_address(target.ip().to_canonical()) {
+fn peer_of(traffic: Traffic, target: SocketAddr) -> Peer {
+    let streams = !matches!(traffic, Traffic::Datagrams(_) | Traffic::ConnectRate);
+    if streams && crate::sys::net::is_local_address(target.ip().to_canonical()) {
         Peer::Local
     } else {
         Peer::Other
@@ -168,12 +161,8 @@ fn peer_of(cfg: &Config, target: SocketAddr) -> Peer {
 }
 
 /// Starts one pinned worker per sender thread; each opens its connections at once.
-fn launch(
-    cfg: &Config,
-    targets: &[SocketAddr],
-    payload: Arc<data::Payload>,
-    datagrams_per_send: usize,
-) -> Result<SenderWorkers> {
+fn launch(plan: &RunPlan<'_>, payload: Arc<Payload>) -> Result<SenderWorkers> {
+    let (cfg, targets, workload) = (plan.cfg, &plan.targets, plan.workload());
     let mut l = SenderWorkers {
         crew: WorkerThreads::new(),
         ways: Directions::one(Direction::Send, &[]),
@@ -182,7 +171,7 @@ fn launch(
         began: Instant::now(),
     };
     let allowed = affinity::allowed_cpus();
-    let peers: Vec<Peer> = targets.iter().map(|t| peer_of(cfg, *t)).collect();
+    let peers: Vec<Peer> = targets.iter().map(|t| peer_of(plan.traffic, *t)).collect();
     let gate = Arc::new(ConnectGate::new(CONNECTS_IN_FLIGHT));
     // -B is one budget for every worker; -thr one per worker.
     let shared = cfg.data.rate_limit.map(|bits| Arc::new(Pacer::bits(bits)));
@@ -199,20 +188,15 @@ fn launch(
                 t.index,
                 &allowed,
             ),
-            size: match cfg.data.workload {
-                Workload::RequestResponse { size } => size,
-                Workload::Stream | Workload::Reverse | Workload::Bidir | Workload::ConnectRate => {
-                    cfg.data.send_size
-                }
-            },
+            size: plan.write_size(),
             io: cfg.data.io_mode,
             connect_deadline: l.connect_deadline,
             timeout: cfg.timeout,
-            opts: cfg.data.sockopts,
+            opts: plan.sockopts(),
             source: cfg.source.addr.map(|ip| (ip, cfg.source.device.clone())),
             payload: payload.clone(),
             gate: gate.clone(),
-            datagrams_per_send,
+            datagrams_per_send: plan.datagrams_per_send(),
             source_port: cfg
                 .source
                 .port
@@ -224,11 +208,11 @@ fn launch(
                     .chain(cfg.data.thread_rate.map(|b| Arc::new(Pacer::bytes(b))))
                     .collect(),
             ),
-            back: (cfg.data.workload == Workload::Bidir).then(Arc::default),
+            back: (workload == Workload::Bidir).then(Arc::default),
         };
         backs.extend(plan.back.clone());
         let (index, start) = (t.index, l.start.clone());
-        let body = match (cfg.data.protocol, cfg.data.workload) {
+        let body = match (cfg.data.protocol, workload) {
             (Protocol::Udp, _) => udp::send_worker,
             (Protocol::Tcp, Workload::Stream) => data::send_worker,
             (Protocol::Tcp, Workload::RequestResponse { .. }) => data::rr_worker,
@@ -240,7 +224,7 @@ fn launch(
             body(index, plan, w, start, stop)
         })?;
     }
-    l.ways = match cfg.data.workload {
+    l.ways = match workload {
         Workload::Bidir => Directions::two(
             (Direction::Send, &l.crew.workers),
             (Direction::Receive, &backs),
@@ -397,55 +381,57 @@ async fn finish(
 
 /// The sender's report (one per way, `--bidir`), told to the user as soon as made.
 fn report(
-    cfg: &Config,
+    plan: &RunPlan<'_>,
     workers: &[Arc<WorkerState>],
     negotiated: u32,
     window: &timeline::Window,
     notes: Notes<'_>,
 ) -> Vec<Report> {
-    let ports: Vec<u16> = cfg
-        .sender_threads()
-        .iter()
-        .map(|t| cfg.port(t.port_index))
-        .collect();
-    let applied = applied(workers, cfg, notes);
-    let tcp_connections: Vec<_> = workers
-        .iter()
-        .flat_map(|w| std::mem::take(&mut *w.conn_info.lock().unwrap_or_else(|p| p.into_inner())))
-        .collect();
+    let cfg = plan.cfg;
+    let facts = SideFacts {
+        side: Side::Sender,
+        host: this_host(),
+        ports: cfg
+            .sender_threads()
+            .iter()
+            .map(|t| cfg.port(t.port_index))
+            .collect(),
+        connections: cfg.sender_connections(),
+        negotiated_cycle_s: cfg.linux_sync().then_some(negotiated),
+        workload: plan.workload(),
+        read_len: None,
+        applied: applied(workers, cfg, notes),
+        tcp_connections: workers
+            .iter()
+            .flat_map(|w| std::mem::take(&mut *w.conn_info.lock().unwrap_or_else(|p| p.into_inner())))
+            .collect(),
+        peers: Vec::new(),
+        round_trips: workers.iter().map(|w| w.round_trips()).collect(),
+    };
     let reports: Vec<Report> = window
         .split()
         .iter()
         .map(|w| {
-            let mut report = stats::from_window(
-                Side::Sender,
-                cfg,
-                this_host(),
-                &ports,
-                cfg.sender_connections(),
-                cfg.linux_sync().then_some(negotiated),
-                w,
-            );
-            report.socket.applied = applied;
-            let hists = || -> Vec<_> { workers.iter().map(|w| w.round_trips()).collect() };
-            match cfg.data.workload {
-                Workload::RequestResponse { size } => {
-                    stats::rr::attach(&mut report, size, &hists())
-                }
-                Workload::ConnectRate => {
-                    stats::rr::attach_connect(&mut report, &hists());
-                    report.connections = report.connect.map_or(0, |c| c.connections as usize);
-                }
-                _ => {}
-            }
-            report.tcp_connections = tcp_connections.clone();
+            let report = stats::from_window(plan, facts.clone(), w);
             warn_how_it_went(&report, notes);
             report
         })
         .collect();
-    // A TCP sender's bytes are those its connections delivered, with the bytes written
-    // beside them; without the second, the OS did not say what was delivered.
-    let bulk = cfg.data.protocol == Protocol::Tcp && cfg.data.workload == Workload::Stream;
+    warn_written_only(plan, &reports, notes);
+    notes(Note::Reports(reports.clone()));
+    reports
+}
+
+/// A TCP sender's bytes are those its connections delivered, with the bytes written
+/// beside them; without the second, the OS did not say what was delivered.
+fn warn_written_only(plan: &RunPlan<'_>, reports: &[Report], notes: Notes<'_>) {
+    let bulk = matches!(
+        plan.traffic,
+        Traffic::Bulk {
+            workload: Workload::Stream,
+            ..
+        }
+    );
     if bulk
         && reports
             .iter()
@@ -457,8 +443,6 @@ fn report(
                 .into(),
         ));
     }
-    notes(Note::Reports(reports.clone()));
-    reports
 }
 
 /// Waits until `total` connections are up, a worker fails, the deadline passes or the

@@ -8,29 +8,34 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use crate::config::{Config, IoMode, Lowat, Protocol, Role, UsageError};
 use crate::data::udp;
+use crate::plan::{Datagrams, Traffic};
 use crate::report::{Note, Notes};
 use crate::sys::limits;
 
-/// `-Z` when every receiver is on this host's own addresses: the sender copies instead,
-/// and says so (None: keep the configuration). Over the loopback device sendfile()
-/// costs more than the copy it saves: the kernel splices the file into the socket one
-/// 4 KiB page at a time (a page-cache lookup, a pipe buffer and a fragment each) and
-/// the receiver copies out of each fragment, where a copying sender fills 32 KiB
-/// pages (measured in docs/benchmarks.md).
-pub(super) fn zero_copy_plan(
-    cfg: &Config,
-    targets: &[SocketAddr],
-    notes: Notes<'_>,
-) -> Option<Config> {
-    let z = cfg.data.zero_copy;
-    if !z.sendfile || cfg.data.sendfile_always || cfg.data.protocol != Protocol::Tcp {
-        return None;
+/// What this sender sends, as far as this host decides: for TCP bulk data, whether `-Z`
+/// pays and the TCP_NOTSENT_LOWAT that goes with it; the path decides the UDP datagram
+/// size later (`fit_datagrams`).
+pub(super) fn local_traffic(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> Traffic {
+    let mut traffic = Traffic::configured(cfg);
+    if let Traffic::Bulk { send, .. } = &mut traffic {
+        send.sendfile = send.sendfile && sendfile_pays(cfg, targets, notes);
+        send.notsent_lowat = notsent_lowat(send.notsent_lowat, send.sendfile);
     }
-    if !targets
+    traffic
+}
+
+/// Whether `-Z` sends with sendfile() here: not when every receiver is on this host's
+/// own addresses (unless `--sendfile-always`), and the sender says so. Over the loopback
+/// device sendfile() costs more than the copy it saves: the kernel splices the file into
+/// the socket one 4 KiB page at a time (a page-cache lookup, a pipe buffer and a
+/// fragment each) and the receiver copies out of each fragment, where a copying sender
+/// fills 32 KiB pages (measured in docs/benchmarks.md).
+fn sendfile_pays(cfg: &Config, targets: &[SocketAddr], notes: Notes<'_>) -> bool {
+    let local = targets
         .iter()
-        .all(|t| crate::sys::net::is_local_address(t.ip().to_canonical()))
-    {
-        return None;
+        .all(|t| crate::sys::net::is_local_address(t.ip().to_canonical()));
+    if cfg.data.sendfile_always || !local {
+        return true;
     }
     notes(Note::Warn(format!(
         "-Z: the receiver ({}) is on this host, where sendfile() costs more than the copy \
@@ -38,23 +43,18 @@ pub(super) fn zero_copy_plan(
          each); sending with copies (--sendfile-always keeps sendfile)",
         targets[0].ip()
     )));
-    let mut c = cfg.clone();
-    c.data.zero_copy.sendfile = false;
-    Some(c)
+    false
 }
 
-/// `-Z` that sends with sendfile() keeps the kernel's TCP_NOTSENT_LOWAT unless
-/// `--notsent-lowat` gives one (None: keep the configuration): towards a limit of
-/// 128 KiB sendfile() measured x0.69 of copying on one veth stream, without one x1.1
-/// (docs/benchmarks.md).
-pub(super) fn sendfile_lowat(cfg: &Config) -> Option<Config> {
-    let by_path = cfg.data.sockopts.notsent_lowat == Lowat::ByPath;
-    if !(cfg.data.zero_copy.sendfile && by_path) {
-        return None;
+/// The TCP_NOTSENT_LOWAT of the sender's connections: sendfile() keeps the kernel's
+/// unless `--notsent-lowat` gives one. Towards a limit of 128 KiB sendfile() measured
+/// x0.69 of copying on one veth stream, without one x1.1 (docs/benchmarks.md).
+fn notsent_lowat(asked: Lowat, sendfile: bool) -> Lowat {
+    if sendfile && asked == Lowat::ByPath {
+        Lowat::Kernel
+    } else {
+        asked
     }
-    let mut c = cfg.clone();
-    c.data.sockopts.notsent_lowat = Lowat::Kernel;
-    Some(c)
 }
 
 /// Fails, before anything is connected, when the run would need more descriptors than
@@ -94,22 +94,58 @@ pub(super) fn check_descriptors(cfg: &Config, hosts: usize) -> Result<()> {
     Ok(())
 }
 
-/// A copy of `cfg` whose send size is the UDP datagram size: without `-b` the largest
-/// that crosses every target's path unfragmented, else `-b` capped to what UDP carries;
-/// and how many datagrams one send carries (more than one with UDP GSO, which needs
-/// datagrams that cross the path unfragmented).
-pub(super) fn udp_plan(
+/// The UDP datagrams this sender sends: without `-b` the largest that crosses every
+/// target's path unfragmented, else `-b` capped to what UDP carries; and how many go in
+/// one send (more than one with UDP GSO, which needs datagrams that cross the path
+/// unfragmented).
+pub(super) fn fit_datagrams(
     cfg: &Config,
     targets: &[SocketAddr],
     notes: Notes<'_>,
-) -> Result<(Config, usize)> {
-    let mut c = cfg.clone();
+) -> Result<Datagrams> {
+    if cfg.data.sockopts.pacing_rate.is_some() {
+        notes(Note::Warn(
+            "--fq-rate-limit on UDP sockets takes effect only where the fq qdisc runs on \
+             the sending interface; -B limits UDP in ntttcp itself"
+                .into(),
+        ));
+    }
     let max = targets
         .iter()
         .map(udp::max_payload)
         .min()
         .unwrap_or(udp::MAX_PAYLOAD_V4);
-    // The probe takes the -a address and device (any port, not a pinned -f one).
+    let path = path_payload(cfg, targets, max)?;
+    let mut size = cfg.data.send_size;
+    if cfg.data.fit_datagrams {
+        size = path;
+        notes(Note::Info(format!(
+            "UDP datagrams of {path} bytes: the largest that fits the path MTU (set with -b)"
+        )));
+    } else if size > max {
+        // Parsing checked the bound for the address family it could see; a host name
+        // that resolved to IPv4 can still be over it.
+        return Err(UsageError(format!(
+            "invalid value '{size}' for '-b': a UDP datagram carries at most {max} bytes to {}",
+            targets[0]
+        ))
+        .into());
+    }
+    let stamped = size.max(udp::STAMP_LEN);
+    let per_send = if cfg.data.udp_offload && stamped <= path {
+        (max / stamped).min(udp::GSO_MAX_SEGMENTS)
+    } else {
+        1
+    };
+    Ok(Datagrams {
+        size,
+        per_send: offload(targets[0], stamped, per_send, notes),
+    })
+}
+
+/// The largest datagram (at most `max`) that crosses every target's path unfragmented;
+/// the probe takes the `-a` address and device (any port, not a pinned `-f` one).
+fn path_payload(cfg: &Config, targets: &[SocketAddr], max: usize) -> Result<usize> {
     let source = cfg
         .source
         .addr
@@ -120,41 +156,30 @@ pub(super) fn udp_plan(
             .with_context(|| format!("cannot find the path MTU to receiver {t}"))?;
         path = path.min(fits);
     }
-    if cfg.data.fit_datagrams {
-        c.data.send_size = path;
-        notes(Note::Info(format!(
-            "UDP datagrams of {path} bytes: the largest that fits the path MTU (set with -b)"
-        )));
-    } else if cfg.data.send_size > max {
-        // Parsing checked the bound for the address family it could see; a host name
-        // that resolved to IPv4 can still be over it.
-        return Err(UsageError(format!(
-            "invalid value '{}' for '-b': a UDP datagram carries at most {max} bytes to {}",
-            cfg.data.send_size, targets[0]
-        ))
-        .into());
+    Ok(path)
+}
+
+/// `per_send` datagrams of `size` bytes per send where the kernel's segmentation offload
+/// (GSO) takes them, else one; says which.
+fn offload(target: SocketAddr, size: usize, per_send: usize, notes: Notes<'_>) -> usize {
+    if per_send <= 1 {
+        return 1;
     }
-    let size = c.data.send_size.max(udp::STAMP_LEN);
-    let mut per_send = 1;
-    if cfg.data.udp_offload && size <= path {
-        per_send = (max / size).min(udp::GSO_MAX_SEGMENTS);
-    }
-    if per_send > 1 {
-        match udp::gso_available(targets[0], size) {
-            Ok(()) => notes(Note::Info(format!(
+    match udp::gso_available(target, size) {
+        Ok(()) => {
+            notes(Note::Info(format!(
                 "UDP segmentation offload (GSO): up to {per_send} datagrams per send \
                  (--no-udp-offload for one)"
-            ))),
-            Err(e) => {
-                notes(Note::Warn(format!(
-                    "UDP segmentation offload (GSO) is not available ({e}): one datagram \
-                     per send"
-                )));
-                per_send = 1;
-            }
+            )));
+            per_send
+        }
+        Err(e) => {
+            notes(Note::Warn(format!(
+                "UDP segmentation offload (GSO) is not available ({e}): one datagram per send"
+            )));
+            1
         }
     }
-    Ok((c, per_send))
 }
 
 /// Name or address → socket address, preferring the configured family. A name that does

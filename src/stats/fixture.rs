@@ -110,6 +110,11 @@ pub(crate) fn seed_measured() -> Measured {
         nic: None,
         dev_interrupts: None,
         socket: SocketReport::default(),
+        direction: None,
+        rtt: None,
+        tcp_connections: Vec::new(),
+        peers: Vec::new(),
+        round_trips: Vec::new(),
     }
 }
 

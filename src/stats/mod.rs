@@ -15,11 +15,12 @@ pub(crate) use tables::{
 };
 pub(crate) use udp::{udp_between, udp_sum};
 
-use crate::config::{Config, Protocol};
+use crate::config::{Protocol, Workload};
 use crate::data::Sample;
+use crate::plan::RunPlan;
 use crate::report::{
-    Cpu, DevInterrupts, EarlyEnd, Ending, Host, Measured, Network, Params, Report, Side,
-    SocketReport, Thread, ThreadCounts, Totals,
+    Cpu, DevInterrupts, Direction, EarlyEnd, EndKind, Ending, Measured, Network, Params, Report,
+    Side, SideFacts, SocketReport, Thread, ThreadCounts, Totals,
 };
 use crate::timeline::{End, IntervalLoss, IntervalSample, Window};
 
@@ -61,14 +62,14 @@ pub(crate) fn report(mut m: Measured) -> Report {
         .then(|| udp_sum(threads.iter().filter_map(|t| t.udp.as_ref())));
     let totals = totals(&m, &threads);
     let cpu = cpu(&m, totals.bytes);
-    let end = ending(m.side, m.end, m.seconds, m.planned_s);
-    Report {
+    let end = ending(m.side, m.end.clone(), m.seconds, m.planned_s);
+    let mut r = Report {
         side: m.side,
-        direction: crate::report::Direction::usual(m.side),
-        host: m.host.name,
-        os: m.host.os,
+        direction: m.direction.unwrap_or(Direction::usual(m.side)),
+        host: std::mem::take(&mut m.host.name),
+        os: std::mem::take(&mut m.host.os),
         end,
-        params: m.params,
+        params: m.params.clone(),
         negotiated_cycle_s: m.negotiated_cycle_s,
         duration_s: m.seconds,
         window_start_unix_s: m.window_unix_s.0,
@@ -92,28 +93,41 @@ pub(crate) fn report(mut m: Measured) -> Report {
         threads,
         tcp_retransmits: m.tcp_retrans,
         nic: m.nic,
-        device_interrupts: m.dev_interrupts,
-        tcp_connections: Vec::new(),
+        device_interrupts: std::mem::take(&mut m.dev_interrupts),
+        tcp_connections: std::mem::take(&mut m.tcp_connections),
         socket: m.socket,
-        peers: Vec::new(),
+        peers: std::mem::take(&mut m.peers),
         udp,
         rr: None,
         connect: None,
-        rtt_us: None,
+        rtt_us: m.rtt,
+    };
+    exchanges(&mut r, &m.round_trips);
+    if r.side == Side::Receiver && r.end.kind == EndKind::Completed && r.connections == 0 {
+        // A whole test without a single data connection (or datagram) measured nothing.
+        r.fail("no data connection (or datagram) arrived during the test");
+    }
+    r
+}
+
+/// A request/response or connection-rate test's figures (`round_trips[i]`: thread i's
+/// times); a connection-rate test's connections are those it opened.
+fn exchanges(r: &mut Report, round_trips: &[Option<hdrhistogram::Histogram<u64>>]) {
+    match r.params.workload {
+        Workload::RequestResponse { size } => rr::attach(r, size, round_trips),
+        Workload::ConnectRate => {
+            rr::attach_connect(r, round_trips);
+            r.connections = r.connect.map_or(0, |c| c.connections as usize);
+        }
+        Workload::Stream | Workload::Reverse | Workload::Bidir => {}
     }
 }
 
-/// The report of a side's measured window of one way (`Window::split`). `ports[i]` is
-/// worker i's data port.
-pub(crate) fn from_window(
-    side: Side,
-    cfg: &Config,
-    host: Host,
-    ports: &[u16],
-    connections: usize,
-    negotiated_cycle_s: Option<u32>,
-    w: &Window,
-) -> Report {
+/// The report of one way of a side's measured window (`Window::split`), from the run's
+/// plan and what the side knows of its test: the one place a `Report` is assembled.
+pub(crate) fn from_window(plan: &RunPlan<'_>, facts: SideFacts, w: &Window) -> Report {
+    let cfg = plan.cfg;
+    let side = facts.side;
     let udp_receiver = side == Side::Receiver && cfg.data.protocol == Protocol::Udp;
     let way = w.ways.first();
     let threads = w
@@ -123,7 +137,7 @@ pub(crate) fn from_window(
         .enumerate()
         .map(|(index, (a, b))| ThreadCounts {
             index,
-            port: ports.get(index).copied().unwrap_or(0),
+            port: facts.ports.get(index).copied().unwrap_or(0),
             seconds: w.seconds,
             bytes: b.bytes.saturating_sub(at_start(a, b).0),
             bytes_written: b.written.map(|y| y.saturating_sub(at_start(a, b).1)),
@@ -133,22 +147,23 @@ pub(crate) fn from_window(
         })
         .collect();
     let sys = w.sys_end.delta(&w.sys_start);
-    let mut r = report(Measured {
+    let params = Params::of(plan, side, facts.workload, facts.read_len);
+    report(Measured {
         side,
-        host,
-        params: Params::of(cfg, side),
+        host: facts.host,
         buffer_len: match side {
-            Side::Sender => cfg.data.send_size,
-            Side::Receiver => cfg.data.recv_size,
+            Side::Sender => params.send_size,
+            Side::Receiver => params.recv_size,
         },
+        params,
         seconds: w.seconds,
         window_unix_s: (unix_s(w.wall.0), unix_s(w.wall.1)),
         planned_s: w.planned,
         stall: way.map(|w| w.stall).unwrap_or_default(),
         threads,
-        connections,
+        connections: facts.connections,
         sys,
-        negotiated_cycle_s,
+        negotiated_cycle_s: facts.negotiated_cycle_s,
         end: w.ended.clone(),
         tcp_retrans: cfg.show.tcp_retrans.then_some(sys.tcp_ext),
         nic: cfg
@@ -161,15 +176,15 @@ pub(crate) fn from_window(
             total: w.sys_end.irq_delta(&w.sys_start, p),
         }),
         socket: SocketReport {
-            requested: cfg.data.sockopts,
-            applied: None,
+            requested: plan.sockopts(),
+            applied: facts.applied,
         },
-    });
-    if let Some(way) = way {
-        r.rtt_us = way.rtt.as_ref().map(rr::rtt);
-        r.direction = way.direction;
-    }
-    r
+        direction: way.map(|w| w.direction),
+        rtt: way.and_then(|w| w.rtt.as_ref()).map(rr::rtt),
+        tcp_connections: facts.tcp_connections,
+        peers: facts.peers,
+        round_trips: facts.round_trips,
+    })
 }
 
 /// A worker's (bytes, written) at the window's start, to subtract from its end: its
