@@ -3,12 +3,10 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::data::{self, WorkerState};
 use crate::report::{Host, Note, Notes, Report};
-use crate::stop::Flag;
 
 /// The user interrupted before anything was measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,70 +19,6 @@ impl fmt::Display for Interrupted {
 }
 
 impl std::error::Error for Interrupted {}
-
-/// A role's pinned worker threads and what the control plane shares with them. Dropping
-/// it stops them (on every way out of a role's `run`); `join` waits for them, bounded.
-pub(crate) struct WorkerThreads {
-    pub(crate) workers: Vec<Arc<WorkerState>>,
-    handles: Vec<std::thread::JoinHandle<()>>,
-    /// Stops every worker.
-    pub(crate) stop: Flag,
-}
-
-impl WorkerThreads {
-    pub(crate) fn new() -> Self {
-        Self {
-            workers: Vec::new(),
-            handles: Vec::new(),
-            stop: Flag::new(),
-        }
-    }
-
-    /// Starts a worker thread named `name` running `body(its shared state, stop)`.
-    pub(crate) fn add(
-        &mut self,
-        name: String,
-        body: impl FnOnce(Arc<WorkerState>, Flag) + Send + 'static,
-    ) -> anyhow::Result<()> {
-        use anyhow::Context;
-        let w = Arc::new(WorkerState::default());
-        let (me, stop) = (w.clone(), self.stop.clone());
-        let handle = std::thread::Builder::new()
-            .name(name)
-            .spawn(move || body(me, stop))
-            .context("create a worker thread")?;
-        self.workers.push(w);
-        self.handles.push(handle);
-        Ok(())
-    }
-
-    /// Stops the workers and waits (without blocking the control runtime) until every
-    /// one has returned or `within` has passed; workers still blocked are left to end
-    /// with the process.
-    pub(crate) async fn join(mut self, within: Duration) -> Vec<Arc<WorkerState>> {
-        self.stop.trigger();
-        let deadline = Instant::now() + within;
-        let finished = |w: &Arc<WorkerState>| w.finished.load(std::sync::atomic::Ordering::Acquire);
-        while Instant::now() < deadline && !self.workers.iter().all(finished) {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        for (h, w) in std::mem::take(&mut self.handles)
-            .into_iter()
-            .zip(&self.workers)
-        {
-            if finished(w) {
-                let _ = h.join();
-            }
-        }
-        std::mem::take(&mut self.workers)
-    }
-}
-
-impl Drop for WorkerThreads {
-    fn drop(&mut self) {
-        self.stop.trigger();
-    }
-}
 
 /// Says so when the handshake settled on another cycle than this side's own `-t`.
 pub(crate) fn warn_negotiated(negotiated: u32, duration: u32, notes: Notes<'_>) {
@@ -134,9 +68,7 @@ pub(crate) fn applied(
     cfg: &Config,
     notes: Notes<'_>,
 ) -> Option<data::Applied> {
-    let got = workers
-        .iter()
-        .find_map(|w| *w.applied.lock().unwrap_or_else(|p| p.into_inner()))?;
+    let got = workers.iter().find_map(|w| w.applied())?;
     for (name, asked, set) in [
         ("SO_SNDBUF", cfg.data.sockopts.send_buffer, got.send_buffer),
         ("SO_RCVBUF", cfg.data.sockopts.recv_buffer, got.recv_buffer),

@@ -65,6 +65,58 @@ pub(crate) fn read4(s: &mut TcpStream) -> [u8; 4] {
     b
 }
 
+/// One step of a stock ntttcp-for-linux peer's part of the sync exchange: a message it
+/// says, or the message it must hear next (and what that message means).
+pub(crate) enum Step {
+    Say([u8; 4]),
+    Hear([u8; 4], &'static str),
+}
+
+pub(crate) use Step::{Hear, Say};
+
+/// Plays a stock peer's script on the sync connection `s`, step by step; fails at the
+/// first message that differs, naming the step.
+pub(crate) fn play(s: &mut TcpStream, script: &[Step]) {
+    for (i, step) in script.iter().enumerate() {
+        match step {
+            Say(m) => s
+                .write_all(m)
+                .unwrap_or_else(|e| panic!("step {i}: say {m:?}: {e}")),
+            Hear(m, what) => assert_eq!(read4(s), *m, "step {i}: {what}"),
+        }
+    }
+}
+
+/// A stock sender's opening: it asks the receiver's state, hears "not started", proposes
+/// its cycle (W + t + C) and hears the negotiated one.
+pub(crate) fn sender_opening(proposal: u32, negotiated: u32) -> [Step; 4] {
+    [
+        Say(X),
+        Hear(NOT_STARTED, "a fresh receiver has not started"),
+        Say(int(proposal)),
+        Hear(int(negotiated), "the negotiated cycle"),
+    ]
+}
+
+/// A stock receiver's answers to a sender's opening that proposes `cycle`: "not
+/// started", then the same cycle back.
+pub(crate) fn receiver_opening(cycle: u32) -> [Step; 4] {
+    [
+        Hear(X, "the sender first asks the state"),
+        Say(NOT_STARTED),
+        Hear(int(cycle), "proposal = W + t + C"),
+        Say(int(cycle)),
+    ]
+}
+
+/// Accepts a sender's sync connection on `l` and plays a stock receiver's opening for
+/// `cycle`.
+pub(crate) fn accept_opening(l: &TcpListener, cycle: u32) -> TcpStream {
+    let mut sync = accept(l);
+    play(&mut sync, &receiver_opening(cycle));
+    sync
+}
+
 /// Writes 'A's on `s` until `stop` (bounded by a 30 s guard); returns bytes written.
 pub(crate) fn blast(s: TcpStream, stop: Arc<AtomicBool>) -> JoinHandle<u64> {
     std::thread::spawn(move || pour(s, &stop, |_| {}))
@@ -143,17 +195,13 @@ pub(crate) fn drain(mut s: TcpStream, total: Arc<AtomicU64>) -> JoinHandle<()> {
 fn stock_sender_against_our_receiver_normal_run() {
     let _ports = Ports::take(1);
     let r = spawn("receiver", "-r 127.0.0.1 -P 2 -p @1 -t 2 --format json");
-    let mut sync = connect(port(0));
-    sync.write_all(&X).unwrap();
-    assert_eq!(read4(&mut sync), NOT_STARTED);
-    sync.write_all(&int(2)).unwrap();
-    assert_eq!(read4(&mut sync), int(2), "negotiated = proposal when equal");
+    // Equal proposals: the negotiated cycle is the proposal.
+    let mut sync = stock_handshake(port(0), 2, 2);
     let stop = Arc::new(AtomicBool::new(false));
     let blasters: Vec<_> = [port(1), port(2)]
         .map(|p| blast_logged(connect(p), stop.clone()))
         .into();
-    sync.write_all(&R).unwrap();
-    assert_eq!(read4(&mut sync), R);
+    play(&mut sync, &[Say(R), Hear(R, "started")]);
     std::thread::sleep(Duration::from_millis(2300));
     // Equal -t and no W/C: the stock sender sends no 'E', it just closes.
     sync.shutdown(Shutdown::Write).unwrap();
@@ -184,18 +232,12 @@ fn stock_sender_against_our_receiver_normal_run() {
 fn stock_sender_with_warmup_cooldown_gets_finished_after_e() {
     let _ports = Ports::take(1);
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -W 1 -t 2 -C 1");
-    let mut sync = connect(port(0));
-    sync.write_all(&X).unwrap();
-    assert_eq!(read4(&mut sync), NOT_STARTED);
-    sync.write_all(&int(4)).unwrap(); // W + t + C
-    assert_eq!(read4(&mut sync), int(4));
+    let mut sync = stock_handshake(port(0), 4, 4);
     let stop = Arc::new(AtomicBool::new(false));
     let b = blast(connect(port(1)), stop.clone());
-    sync.write_all(&R).unwrap();
-    assert_eq!(read4(&mut sync), R);
+    play(&mut sync, &[Say(R), Hear(R, "started")]);
     std::thread::sleep(Duration::from_secs(4));
-    sync.write_all(&E).unwrap();
-    assert_eq!(read4(&mut sync), FINISHED);
+    play(&mut sync, &[Say(E), Hear(FINISHED, "the end of the test")]);
     stop.store(true, Ordering::Relaxed);
     b.join().unwrap();
     drop(sync);
@@ -209,48 +251,29 @@ fn colliding_cycle_times_are_read_as_cycle_times() {
     let _ports = Ports::take(1);
     // A stock C receiver reads 88 as 'X' and 82 as 'R'; ours decodes by phase.
     let _r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 90");
-    let mut sync = connect(port(0));
-    sync.write_all(&X).unwrap();
-    assert_eq!(read4(&mut sync), NOT_STARTED);
-    sync.write_all(&int(88)).unwrap();
-    assert_eq!(
-        read4(&mut sync),
-        int(90),
-        "88 is a proposal, the larger wins"
+    // 88 is a proposal: the larger cycle wins.
+    let mut sync = stock_handshake(port(0), 88, 90);
+    play(
+        &mut sync,
+        &[Say(X), Hear(NOT_STARTED, "still waiting for a start")],
     );
-    sync.write_all(&X).unwrap();
-    assert_eq!(read4(&mut sync), NOT_STARTED, "still waiting for a start");
     drop(sync);
-    let mut sync = connect(port(0));
-    sync.write_all(&X).unwrap();
-    assert_eq!(
-        read4(&mut sync),
-        NOT_STARTED,
-        "a dropped session changes nothing"
-    );
-    sync.write_all(&int(82)).unwrap();
-    assert_eq!(read4(&mut sync), int(90));
+    // A dropped session changes nothing.
+    stock_handshake(port(0), 82, 90);
 }
 
 #[test]
 fn second_stock_sender_sees_running_state() {
     let _ports = Ports::take(1);
     let r = spawn("receiver", "-r 127.0.0.1 -P 1 -p @1 -t 2");
-    let mut a = connect(port(0));
-    a.write_all(&X).unwrap();
-    assert_eq!(read4(&mut a), NOT_STARTED);
-    a.write_all(&int(2)).unwrap();
-    assert_eq!(read4(&mut a), int(2));
+    let mut a = stock_handshake(port(0), 2, 2);
     let stop = Arc::new(AtomicBool::new(false));
     let b = blast(connect(port(1)), stop.clone());
-    a.write_all(&R).unwrap();
-    assert_eq!(read4(&mut a), R);
+    play(&mut a, &[Say(R), Hear(R, "started")]);
     let mut late = connect(port(0));
-    late.write_all(&X).unwrap();
-    assert_eq!(read4(&mut late), RUNNING);
+    play(&mut late, &[Say(X), Hear(RUNNING, "a second sender")]);
     // Our receiver also answers a query on the running session.
-    a.write_all(&X).unwrap();
-    assert_eq!(read4(&mut a), RUNNING);
+    play(&mut a, &[Say(X), Hear(RUNNING, "the running session")]);
     std::thread::sleep(Duration::from_millis(2300));
     stop.store(true, Ordering::Relaxed);
     b.join().unwrap();
@@ -264,23 +287,16 @@ pub(crate) fn stock_receiver(port: u16, args: &str, cycle: u32, expect_end: bool
     let sync_l = TcpListener::bind(("127.0.0.1", port - 1)).unwrap();
     let data_l = TcpListener::bind(("127.0.0.1", port)).unwrap();
     let s = spawn("sender", args);
-    let mut sync = accept(&sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&NOT_STARTED).unwrap();
-    assert_eq!(read4(&mut sync), int(cycle), "proposal = W + t + C");
-    sync.write_all(&int(cycle)).unwrap();
+    let mut sync = accept_opening(&sync_l, cycle);
     let total = Arc::new(AtomicU64::new(0));
     let d = drain(accept(&data_l), total.clone());
-    assert_eq!(
-        read4(&mut sync),
-        R,
-        "start request after the data connection"
+    play(
+        &mut sync,
+        &[Hear(R, "start request after the data connection"), Say(R)],
     );
-    sync.write_all(&R).unwrap();
     let mut rest = Vec::new();
     if expect_end {
-        assert_eq!(read4(&mut sync), E);
-        sync.write_all(&FINISHED).unwrap();
+        play(&mut sync, &[Hear(E, "an early end"), Say(FINISHED)]);
     }
     sync.read_to_end(&mut rest)
         .expect("sender closes the sync connection");
@@ -316,8 +332,7 @@ fn our_sender_refuses_a_busy_stock_receiver() {
     let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
     let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2");
     let mut sync = accept(&sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&RUNNING).unwrap();
+    play(&mut sync, &[Hear(X, "the state query"), Say(RUNNING)]);
     let o = s.wait(IO);
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(o.stderr.contains("busy"), "{}", o.stderr);
@@ -331,13 +346,8 @@ fn our_sender_rejects_a_stale_start_reply() {
     let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
     let _data_l = TcpListener::bind(ports_in("127.0.0.1:@1")).unwrap();
     let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2");
-    let mut sync = accept(&sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&NOT_STARTED).unwrap();
-    assert_eq!(read4(&mut sync), int(2));
-    sync.write_all(&int(2)).unwrap();
-    assert_eq!(read4(&mut sync), R);
-    sync.write_all(&int(2)).unwrap();
+    let mut sync = accept_opening(&sync_l, 2);
+    play(&mut sync, &[Hear(R, "the start request"), Say(int(2))]);
     let o = s.wait(IO);
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(
@@ -353,10 +363,7 @@ pub(crate) const L: [u8; 4] = [0, 0, 0, 0x4c];
 /// A stock sender's handshake up to (not including) its start request.
 pub(crate) fn stock_handshake(sync_port: u16, proposal: u32, expect: u32) -> TcpStream {
     let mut s = connect(sync_port);
-    s.write_all(&X).unwrap();
-    assert_eq!(read4(&mut s), NOT_STARTED);
-    s.write_all(&int(proposal)).unwrap();
-    assert_eq!(read4(&mut s), int(expect));
+    play(&mut s, &sender_opening(proposal, expect));
     s
 }
 
@@ -368,13 +375,11 @@ fn stock_multi_client_senders_against_our_receiver() {
     let mut a = stock_handshake(port(0), 5, 2);
     let stop = Arc::new(AtomicBool::new(false));
     let da = blast(connect(port(1)), stop.clone());
-    a.write_all(&R).unwrap();
-    assert_eq!(read4(&mut a), W, "a non-last client waits");
+    play(&mut a, &[Say(R), Hear(W, "a non-last client waits")]);
     let mut b = stock_handshake(port(0), 2, 2);
     let db = blast(connect(port(1)), stop.clone());
-    b.write_all(&L).unwrap();
-    assert_eq!(read4(&mut b), R, "the last client starts");
-    assert_eq!(read4(&mut a), R, "and releases the waiting one");
+    play(&mut b, &[Say(L), Hear(R, "the last client starts")]);
+    play(&mut a, &[Hear(R, "and releases the waiting one")]);
     std::thread::sleep(Duration::from_millis(2300));
     stop.store(true, Ordering::Relaxed);
     let sent = da.join().unwrap() + db.join().unwrap();
@@ -397,16 +402,13 @@ fn eighth_waiting_client_is_rejected() {
     let mut waiting = Vec::new();
     for _ in 0..7 {
         let mut s = stock_handshake(port(0), 2, 2);
-        s.write_all(&R).unwrap();
-        assert_eq!(read4(&mut s), W);
+        play(&mut s, &[Say(R), Hear(W, "a waiting client")]);
         waiting.push(s);
     }
     let mut eighth = stock_handshake(port(0), 2, 2);
-    eighth.write_all(&R).unwrap();
-    assert_eq!(
-        read4(&mut eighth),
-        E,
-        "a clear reject beyond the client limit"
+    play(
+        &mut eighth,
+        &[Say(R), Hear(E, "a clear reject beyond the client limit")],
     );
 }
 
@@ -417,17 +419,12 @@ fn our_clients_against_a_stock_multi_client_receiver() {
     let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
     let data_l = TcpListener::bind(ports_in("127.0.0.1:@1")).unwrap();
     let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2");
-    let mut sync = accept(&sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&NOT_STARTED).unwrap();
-    assert_eq!(read4(&mut sync), int(2));
-    sync.write_all(&int(2)).unwrap();
+    let mut sync = accept_opening(&sync_l, 2);
     let total = Arc::new(AtomicU64::new(0));
     let d = drain(accept(&data_l), total.clone());
-    assert_eq!(read4(&mut sync), R);
-    sync.write_all(&W).unwrap();
+    play(&mut sync, &[Hear(R, "the start request"), Say(W)]);
     std::thread::sleep(Duration::from_millis(500));
-    sync.write_all(&R).unwrap();
+    play(&mut sync, &[Say(R)]);
     let mut rest = Vec::new();
     sync.read_to_end(&mut rest).unwrap();
     let o = s.wait(IO);
@@ -444,17 +441,17 @@ fn our_clients_against_a_stock_multi_client_receiver() {
     let sync_l = TcpListener::bind(ports_in("127.0.0.1:@10")).unwrap();
     let data_l = TcpListener::bind(ports_in("127.0.0.1:@11")).unwrap();
     let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @11 -W 1 -t 2 -L -V");
-    let mut sync = accept(&sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&NOT_STARTED).unwrap();
-    assert_eq!(read4(&mut sync), int(3));
-    sync.write_all(&int(3)).unwrap();
+    let mut sync = accept_opening(&sync_l, 3);
     let d = drain(accept(&data_l), Arc::new(AtomicU64::new(0)));
-    assert_eq!(read4(&mut sync), L);
-    sync.write_all(&R).unwrap();
-    sync.write_all(&R).unwrap(); // ntttcp-for-linux's duplicate
-    assert_eq!(read4(&mut sync), E, "measured 2 s of a 3 s cycle");
-    sync.write_all(&FINISHED).unwrap();
+    // ntttcp-for-linux answers the last client's 'L' with 'R' twice.
+    let script = [
+        Hear(L, "the last client's start"),
+        Say(R),
+        Say(R),
+        Hear(E, "measured 2 s of a 3 s cycle"),
+        Say(FINISHED),
+    ];
+    play(&mut sync, &script);
     let o = s.wait(IO);
     d.join().unwrap();
     assert_eq!(o.code(), Some(0), "{o:?}");
@@ -471,9 +468,12 @@ fn colliding_cycle_is_proposed_one_second_longer() {
     let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
     let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -W 1 -t 80 -C 1");
     let mut sync = accept(&sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&NOT_STARTED).unwrap();
-    assert_eq!(read4(&mut sync), int(83), "82 ('R' on the wire) becomes 83");
+    let script = [
+        Hear(X, "the state query"),
+        Say(NOT_STARTED),
+        Hear(int(83), "82 ('R' on the wire) becomes 83"),
+    ];
+    play(&mut sync, &script);
     drop(sync);
     let o = s.wait(IO);
     assert!(o.stderr.contains("would be misread"), "{}", o.stderr);

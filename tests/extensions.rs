@@ -3,13 +3,13 @@
 //! probe; each fails at once naming the feature, or within the timeout, and leaves the
 //! peer serving.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::conformance::{IO, NOT_STARTED, X, accept, drain, int, read4, stock_receiver};
+use crate::conformance::{Hear, IO, NOT_STARTED, Say, X, accept, drain, int, play, stock_receiver};
 use crate::util::{Ports, port, ports_in, spawn};
 
 /// Our extension's probe: a negative proposal, which no stock sender sends.
@@ -26,15 +26,15 @@ fn extension_against_a_stock_receiver(extra: &str, flag: &str) {
         &format!("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 {extra} --timeout 5"),
     );
     let mut sync = accept(&sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&NOT_STARTED).unwrap();
-    assert_eq!(
-        read4(&mut sync),
-        PROBE,
-        "the probe comes where the proposal would"
-    );
-    // A stock receiver takes it for a proposal shorter than its own -t: it answers that.
-    sync.write_all(&int(2)).unwrap();
+    // A stock receiver takes the probe for a proposal shorter than its own -t: it
+    // answers that.
+    let script = [
+        Hear(X, "the state query"),
+        Say(NOT_STARTED),
+        Hear(PROBE, "the probe comes where the proposal would"),
+        Say(int(2)),
+    ];
+    play(&mut sync, &script);
     let o = s.wait(IO);
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(
@@ -93,10 +93,13 @@ fn connect_rate_probed(sync_l: &TcpListener, features: u8) -> (crate::util::Proc
         "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --connect-rate --timeout 5",
     );
     let mut sync = accept(sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&NOT_STARTED).unwrap();
-    assert_eq!(read4(&mut sync), PROBE);
-    sync.write_all(&[0xA8, b'N', b'T', features]).unwrap();
+    let script = [
+        Hear(X, "the state query"),
+        Say(NOT_STARTED),
+        Hear(PROBE, "the probe"),
+        Say([0xA8, b'N', b'T', features]),
+    ];
+    play(&mut sync, &script);
     (s, sync)
 }
 
@@ -117,9 +120,13 @@ fn connect_rate_announces_itself_after_the_probe_and_an_earlier_build_is_told_to
     );
     // One that serves it is told the test's kind, answers in kind, then the proposal.
     let (s, mut sync) = connect_rate_probed(&sync_l, 0x0f);
-    assert_eq!(read4(&mut sync), [0xA9, b'N', b'T', 1]);
-    sync.write_all(&[0xA9, b'N', b'T', 1]).unwrap();
-    assert_eq!(read4(&mut sync), int(2), "then the plain proposal");
+    let kind = [0xA9, b'N', b'T', 1];
+    let script = [
+        Hear(kind, "the test's kind"),
+        Say(kind),
+        Hear(int(2), "then the plain proposal"),
+    ];
+    play(&mut sync, &script);
     drop(sync);
     assert_eq!(s.wait(IO).code(), Some(1), "the receiver went away");
 }
@@ -175,9 +182,12 @@ fn rr_against_a_receiver_that_never_answers_the_probe_ends_within_the_timeout() 
         "-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2 --rr --timeout 2",
     );
     let mut sync = accept(&sync_l);
-    assert_eq!(read4(&mut sync), X);
-    sync.write_all(&NOT_STARTED).unwrap();
-    assert_eq!(read4(&mut sync), PROBE);
+    let script = [
+        Hear(X, "the state query"),
+        Say(NOT_STARTED),
+        Hear(PROBE, "the probe"),
+    ];
+    play(&mut sync, &script);
     let asked = Instant::now();
     let o = s.wait(IO);
     let took = asked.elapsed();

@@ -71,7 +71,7 @@ fn answer_all(s: &TcpStream, me: &WorkerState, size: usize, fill: &[u8], quit: &
         match reader.read(&mut buf) {
             Ok(0) => return,
             Ok(n) => {
-                me.answered.add(n);
+                me.exchanges.answered.add(n);
                 pending += n;
             }
             Err(e) if transient(&e) => continue,

@@ -19,7 +19,7 @@ use super::reverse::{Receiving, read_all, scratch};
 use super::sending::{closed, wait_start};
 use super::tasks::on_runtime;
 use super::tcp_send::{Withdraw, delivering, open_announced, wind_up};
-use super::worker::{FinishGuard, WorkerState};
+use super::worker::WorkerState;
 
 /// Body of a both-ways worker thread; `index` is its thread number.
 pub(crate) fn bidir_worker(
@@ -29,8 +29,6 @@ pub(crate) fn bidir_worker(
     start: Flag,
     stop: Flag,
 ) {
-    let _guard = FinishGuard(&me);
-    me.pin(plan.cpu);
     let (Some(back), Some(buf)) = (plan.back.clone(), plan.payload.buffer()) else {
         return me.fail("a both-ways worker needs its reading count and a send buffer".into());
     };
@@ -44,7 +42,10 @@ pub(crate) fn bidir_worker(
     let Some(socks) = open_announced(&plan, &me, &stop, head) else {
         return;
     };
-    *me.delivering.lock().unwrap_or_else(|p| p.into_inner()) = delivering(&socks);
+    *me.sockets
+        .delivering
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = delivering(&socks);
     let withdraw = Withdraw(&me);
     let listed = Receiving::register(&back, &socks);
     if !wait_start(&start, &stop) {

@@ -19,7 +19,7 @@ use crate::sys::sched;
 use super::plan::SendPlan;
 use super::sending::{local_bind, sender_socket, wait_start};
 use super::tasks::first_error;
-use super::worker::{FinishGuard, WorkerState, runtime};
+use super::worker::{WorkerState, runtime};
 
 /// Body of a connection-rate worker thread; `index` is its thread number.
 pub(crate) fn connect_worker(
@@ -29,9 +29,7 @@ pub(crate) fn connect_worker(
     start: Flag,
     stop: Flag,
 ) {
-    let _guard = FinishGuard(&me);
-    me.pin(plan.cpu);
-    me.connect_rate.store(true, Ordering::Relaxed);
+    me.exchanges.connect_rate.store(true, Ordering::Relaxed);
     if !wait_start(&start, &stop) {
         return;
     }

@@ -22,7 +22,7 @@ use super::plan::SendPlan;
 use super::sending::{WRITE_POLL, closed, transient, wait_start};
 use super::tasks::on_runtime;
 use super::tcp_send::{open_announced, wind_up};
-use super::worker::{FinishGuard, WorkerState};
+use super::worker::WorkerState;
 
 /// Bytes per read.
 pub(super) const READ: usize = 64 << 10;
@@ -35,8 +35,6 @@ pub(crate) fn reverse_worker(
     start: Flag,
     stop: Flag,
 ) {
-    let _guard = FinishGuard(&me);
-    me.pin(plan.cpu);
     let scratch = match scratch() {
         Ok(scratch) => scratch,
         Err(e) => return me.fail(format!("receive buffer: {e}")),
@@ -117,7 +115,8 @@ pub(super) struct Receiving<'a> {
 
 impl<'a> Receiving<'a> {
     pub(super) fn register(me: &'a WorkerState, socks: &[TcpStream]) -> Self {
-        me.receiving
+        me.sockets
+            .receiving
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .extend(socks.iter().map(|s| s.raw_sock()));
@@ -128,6 +127,7 @@ impl<'a> Receiving<'a> {
 impl Drop for Receiving<'_> {
     fn drop(&mut self) {
         self.me
+            .sockets
             .receiving
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -19,7 +19,7 @@ use super::plan::SendPlan;
 use super::sending::{WRITE_POLL, closed, transient, wait_start};
 use super::tasks::on_runtime;
 use super::tcp_send::{open_announced, wind_up};
-use super::worker::{FinishGuard, WorkerState};
+use super::worker::WorkerState;
 
 /// Body of a request/response sender worker thread; `index` is its thread number.
 pub(crate) fn rr_worker(
@@ -29,15 +29,14 @@ pub(crate) fn rr_worker(
     start: Flag,
     stop: Flag,
 ) {
-    let _guard = FinishGuard(&me);
-    me.pin(plan.cpu);
     let head = Header::Echo {
         size: plan.size as u32,
     };
     let Some(socks) = open_announced(&plan, &me, &stop, head) else {
         return;
     };
-    me.rr_size
+    me.exchanges
+        .rr_size
         .store(plan.size as u64, std::sync::atomic::Ordering::Relaxed);
     if !wait_start(&start, &stop) {
         return;

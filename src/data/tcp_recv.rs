@@ -21,7 +21,7 @@ use super::answer;
 use super::close::with_reset;
 use super::header::{self, Header, Opening};
 use super::plan::{Flows, RecvPlan, rcvlowat};
-use super::worker::{FinishGuard, Listening, WorkerState, runtime};
+use super::worker::{Listening, WorkerState, runtime};
 
 /// Body of a receiver worker thread: accept on `listener` and drain every connection the
 /// gate admits until `stop`, counting each connection in `flows` when its first bytes
@@ -34,8 +34,6 @@ pub(crate) fn recv_worker(
     control: PortControl,
     stop: Flag,
 ) {
-    let _guard = FinishGuard(&me);
-    me.pin(plan.cpu);
     RECV_BUF.set(buf.0);
     let rt = match runtime() {
         Ok(rt) => rt,
@@ -120,7 +118,10 @@ impl Port {
                 // undo it before the sender looked), and its own reset then ends our
                 // orphaned end, so nothing lingers in TIME_WAIT and no descriptor waits
                 // on anything: they stay bounded by the accepts in flight.
-                self.me.connect_rate.store(true, Ordering::Relaxed);
+                self.me
+                    .exchanges
+                    .connect_rate
+                    .store(true, Ordering::Relaxed);
                 self.me.counters.add_many(0, 1);
                 return drop(s);
             }
@@ -203,7 +204,9 @@ async fn drain(
     let _open = Open::register(&me, &gate, s.raw_sock());
     match opening(&mut s, &me).await {
         Ok(First::Header(Header::Echo { size })) => {
-            me.rr_size.store(u64::from(size), Ordering::Relaxed);
+            me.exchanges
+                .rr_size
+                .store(u64::from(size), Ordering::Relaxed);
             flows.send_modify(|n| *n += 1);
             // Chosen once the first request is here (a peek: the readiness left from the
             // header could say readable before it): by then the test's connections are all
@@ -245,7 +248,7 @@ async fn both_ways(
     flows: &Flows,
     size: usize,
 ) {
-    me.bidir.store(true, Ordering::Release);
+    me.ways.both.store(true, Ordering::Release);
     let _listed = Pouring::register(None, out, s.raw_sock());
     tokio::select! {
         () = bulk(s, plan, me, flows, true) => {}
@@ -305,11 +308,11 @@ async fn bulk(
     let sock = SockRef::from(s);
     let mss = crate::sys::socket::tcp_mss(s);
     let len = plan.read.for_mss(mss);
-    me.read_len.fetch_max(len, Ordering::Relaxed);
+    me.seen.read_len.fetch_max(len, Ordering::Relaxed);
     if let Some(lowat) = rcvlowat(plan.rcvlowat, mss)
         && let Ok(kept) = crate::sys::socket::set_rcvlowat(s, lowat)
     {
-        me.rcvlowat.fetch_max(kept, Ordering::Relaxed);
+        me.seen.rcvlowat.fetch_max(kept, Ordering::Relaxed);
     }
     if flowing {
         flows.send_modify(|n| *n += 1);
@@ -425,13 +428,13 @@ impl<'a> Pouring<'a> {
             l.lock().unwrap_or_else(|p| p.into_inner())
         }
         if let Some(me) = unlist {
-            lock(&me.receiving).retain(|&x| x != fd);
+            lock(&me.sockets.receiving).retain(|&x| x != fd);
         }
         if crate::sys::socket::reports_delivery(fd) {
-            lock(&out.delivering).push(fd);
-            out.counts_delivered.store(true, Ordering::Release);
+            lock(&out.sockets.delivering).push(fd);
+            out.sockets.counts_delivered.store(true, Ordering::Release);
         }
-        out.pours.store(true, Ordering::Release);
+        out.ways.sends.store(true, Ordering::Release);
         out.open.fetch_add(1, Ordering::Release);
         Self { out, fd }
     }
@@ -441,12 +444,13 @@ impl Drop for Pouring<'_> {
     fn drop(&mut self) {
         let mut fds = self
             .out
+            .sockets
             .delivering
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         // Under the lock, so no sample sees the connection in neither place.
         let acked = crate::sys::socket::bytes_acked(self.fd).unwrap_or(0);
-        self.out.retired.fetch_add(acked, Ordering::AcqRel);
+        self.out.sockets.retired.fetch_add(acked, Ordering::AcqRel);
         fds.retain(|&x| x != self.fd);
         self.out.open.fetch_sub(1, Ordering::Release);
     }
@@ -464,7 +468,8 @@ struct Open<'a> {
 impl<'a> Open<'a> {
     /// `Port::take` and the gate have already counted the connection as open.
     fn register(me: &'a WorkerState, gate: &'a Admission, fd: crate::sys::RawSock) -> Self {
-        me.receiving
+        me.sockets
+            .receiving
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(fd);
@@ -475,6 +480,7 @@ impl<'a> Open<'a> {
 impl Drop for Open<'_> {
     fn drop(&mut self) {
         self.me
+            .sockets
             .receiving
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -21,7 +21,7 @@ use crate::sys::socket::tcp_info;
 use super::header::Header;
 use super::plan::{Payload, SendPlan};
 use super::sending::{WRITE_POLL, local_bind, pace, sender_socket, transient, wait_start};
-use super::worker::{Applied, Counters, FinishGuard, WorkerState, runtime};
+use super::worker::{Applied, Counters, WorkerState, runtime};
 
 /// Body of a sender worker thread; `index` is its thread number (for TCP_INFO rows).
 pub(crate) fn send_worker(
@@ -31,14 +31,15 @@ pub(crate) fn send_worker(
     start: Flag,
     stop: Flag,
 ) {
-    let _guard = FinishGuard(&me);
-    me.pin(plan.cpu);
     let Some(socks) = open_all(&plan, &me, &stop) else {
         return;
     };
     // The control plane reads what each connection delivered from these descriptors: the
     // sockets stay open until "stop", whatever happens to them meanwhile.
-    *me.delivering.lock().unwrap_or_else(|p| p.into_inner()) = delivering(&socks);
+    *me.sockets
+        .delivering
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = delivering(&socks);
     let _withdraw = Withdraw(&me);
     if !wait_start(&start, &stop) {
         return;
@@ -74,7 +75,8 @@ pub(super) fn wind_up(
         let port = s.local_addr().map_or(0, |a| a.port());
         tcp_info(s, index, port)
     });
-    me.conn_info
+    me.seen
+        .conn_info
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .extend(info);
@@ -128,7 +130,7 @@ fn open_all(plan: &SendPlan, me: &WorkerState, stop: &Flag) -> Option<Vec<TcpStr
         drop(slot);
         match r {
             Ok(s) => {
-                let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
+                let mut applied = me.seen.applied.lock().unwrap_or_else(|p| p.into_inner());
                 applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));
                 drop(applied);
                 socks.push(s);
@@ -163,7 +165,12 @@ pub(super) struct Withdraw<'a>(pub(super) &'a WorkerState);
 
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
-        let mut fds = self.0.delivering.lock().unwrap_or_else(|p| p.into_inner());
+        let mut fds = self
+            .0
+            .sockets
+            .delivering
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if fds.is_empty() {
             return;
         }
@@ -171,8 +178,11 @@ impl Drop for Withdraw<'_> {
             .iter()
             .filter_map(|&fd| crate::sys::socket::bytes_acked(fd))
             .sum();
-        self.0.retired.fetch_add(acked, Ordering::AcqRel);
-        self.0.counts_delivered.store(true, Ordering::Release);
+        self.0.sockets.retired.fetch_add(acked, Ordering::AcqRel);
+        self.0
+            .sockets
+            .counts_delivered
+            .store(true, Ordering::Release);
         fds.clear();
     }
 }

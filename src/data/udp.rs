@@ -29,7 +29,7 @@ use super::plan::{Flows, RecvPlan, SendPlan};
 use super::sending::{
     WRITE_POLL, local_bind, sender_socket, sent, set_buffers, transient, wait_start,
 };
-use super::worker::{Applied, FinishGuard, WorkerState};
+use super::worker::{Applied, WorkerState};
 use crate::config::SockOpts;
 use crate::pace::Pacers;
 use crate::stop::Flag;
@@ -108,8 +108,6 @@ pub(crate) fn send_worker(
     start: Flag,
     stop: Flag,
 ) {
-    let _guard = FinishGuard(&me);
-    me.pin(plan.cpu);
     let size = plan.size.max(STAMP_LEN);
     let mut flows = Vec::with_capacity(plan.conns);
     for i in 0..plan.conns {
@@ -122,7 +120,7 @@ pub(crate) fn send_worker(
         });
         match opened {
             Ok(s) => {
-                let mut applied = me.applied.lock().unwrap_or_else(|p| p.into_inner());
+                let mut applied = me.seen.applied.lock().unwrap_or_else(|p| p.into_inner());
                 applied.get_or_insert_with(|| Applied::read(&SockRef::from(&s)));
                 drop(applied);
                 let salt = ((index as u64) << 32) | i as u64;
@@ -214,8 +212,6 @@ pub(crate) fn recv_worker(
     flows: Flows,
     stop: Flag,
 ) {
-    let _guard = FinishGuard(&me);
-    me.pin(plan.cpu);
     let len = if plan.skip_copy { STAMP_LEN } else { RECV_BUF };
     let mut buf = match Aligned::filled(len, 0u8) {
         Ok(buf) => buf,

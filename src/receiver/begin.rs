@@ -2,7 +2,6 @@
 //! Windows token exchanged, or the first bytes of a new data connection (no-sync mode).
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
@@ -172,9 +171,9 @@ async fn settle(gate: &Admission, workers: &[Arc<WorkerState>], ports: &[u16], w
     loop {
         let epoch = gate.request_settle();
         while Instant::now() < give_up
-            && workers.iter().any(|w| {
-                w.settled.load(Ordering::Acquire) < epoch && !w.finished.load(Ordering::Acquire)
-            })
+            && workers
+                .iter()
+                .any(|w| w.settled() < epoch && !w.is_finished())
         {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }

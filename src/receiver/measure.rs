@@ -3,13 +3,12 @@
 //! use until their connections' headers come), and each way they used is reported.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Serving;
 use super::begin::StartedTest;
 use super::monitor::ReceiverMonitor;
 use crate::config::{Config, Direction, Protocol, Workload};
-use crate::data::{self, WorkerState};
+use crate::data::{self, TestSeen, WorkerState};
 use crate::report::{Note, Notes, Report, Side, SideFacts};
 use crate::role::{applied, this_host, warn_how_it_went};
 use crate::stats;
@@ -51,15 +50,13 @@ pub(super) async fn test(
     let window = timeline::run(t0, plan, parts.ways, None, &mut mon, &progress).await;
     mon.close(window.ended == End::Completed).await;
     let used = Used::take(parts);
-    let facts = facts(cfg, workers, before, negotiated, notes);
-    let workload = match echoed(workers) {
+    let seen: Vec<TestSeen> = workers.iter().map(|w| w.take_seen()).collect();
+    let workload = match seen.iter().filter_map(|s| s.rr_size).max() {
         _ if connect_rate => Workload::ConnectRate,
         Some(size) => Workload::RequestResponse { size },
         None => used.workload(),
     };
-    for w in workers {
-        w.connect_rate.store(false, Ordering::Relaxed);
-    }
+    let facts = facts(cfg, workers, seen, before, negotiated, notes);
     window
         .split()
         .iter()
@@ -81,13 +78,16 @@ pub(super) async fn test(
 fn facts(
     cfg: &Config,
     workers: &[Arc<WorkerState>],
+    seen: Vec<TestSeen>,
     before: Connections,
     negotiated: u32,
     notes: Notes<'_>,
 ) -> SideFacts {
-    let peers: Vec<String> = workers
-        .iter()
-        .flat_map(|w| std::mem::take(&mut *w.peers.lock().unwrap_or_else(|p| p.into_inner())))
+    let most = |field: fn(&TestSeen) -> Option<usize>| seen.iter().filter_map(field).max();
+    let (read_len, rcvlowat) = (most(|s| s.read_len), most(|s| s.rcvlowat));
+    let peers: Vec<String> = seen
+        .into_iter()
+        .flat_map(|s| s.peers)
         .map(|a| a.to_string())
         .collect();
     // UDP flows have no "open" state: every flow seen since the last report (the first
@@ -103,11 +103,8 @@ fn facts(
         connections,
         negotiated_cycle_s: cfg.linux_sync().then_some(negotiated),
         workload: Workload::Stream,
-        read_len: most(workers, |w| &w.read_len),
-        applied: applied(workers, cfg, notes).map(|a| data::Applied {
-            rcvlowat: most(workers, |w| &w.rcvlowat),
-            ..a
-        }),
+        read_len,
+        applied: applied(workers, cfg, notes).map(|a| data::Applied { rcvlowat, ..a }),
         tcp_connections: Vec::new(),
         peers,
         round_trips: Vec::new(),
@@ -126,30 +123,20 @@ impl Used {
     /// As the connections' headers have told so far.
     fn now(parts: &Serving<'_>) -> Self {
         Self {
-            sent: parts.outs.iter().any(|w| w.pours.load(Ordering::Acquire)),
-            both: parts
-                .workers
-                .iter()
-                .any(|w| w.bidir.load(Ordering::Acquire)),
+            sent: parts.outs.iter().any(|w| w.sends()),
+            both: parts.workers.iter().any(|w| w.both_ways()),
         }
     }
 
     /// The same at the end of a test; every worker forgets it for the next test.
     fn take(parts: &Serving<'_>) -> Self {
-        let swap = |ws: &[Arc<WorkerState>],
-                    flag: fn(&WorkerState) -> &std::sync::atomic::AtomicBool| {
-            // Every worker forgets it: no short cut.
-            ws.iter()
-                .filter(|w| flag(w).swap(false, Ordering::AcqRel))
-                .count()
-                > 0
+        let take = |ws: &[Arc<WorkerState>]| -> Vec<(bool, bool)> {
+            ws.iter().map(|w| w.take_ways()).collect()
         };
-        for w in parts.outs {
-            w.counts_delivered.store(false, Ordering::Release);
-        }
+        let (outs, ins) = (take(parts.outs), take(parts.workers));
         Self {
-            sent: swap(parts.outs, |w| &w.pours),
-            both: swap(parts.workers, |w| &w.bidir),
+            sent: outs.iter().any(|w| w.0),
+            both: ins.iter().any(|w| w.1),
         }
     }
 
@@ -172,27 +159,6 @@ impl Used {
     }
 }
 
-/// The request size of a test whose senders asked for request/response (as their
-/// headers gave it); the workers forget it for the next test.
-fn echoed(workers: &[Arc<WorkerState>]) -> Option<usize> {
-    let size = workers
-        .iter()
-        .map(|w| w.rr_size.swap(0, Ordering::Relaxed))
-        .max()
-        .unwrap_or(0) as usize;
-    (size > 0).then_some(size)
-}
-
-/// The most any worker recorded in `field` during the test (None: nothing); the
-/// workers forget it for the next test. Used for the read size and SO_RCVLOWAT.
-fn most(
-    workers: &[Arc<WorkerState>],
-    field: impl Fn(&WorkerState) -> &AtomicUsize,
-) -> Option<usize> {
-    let most = workers.iter().map(|w| field(w).swap(0, Ordering::Relaxed));
-    most.max().filter(|n| *n > 0)
-}
-
 /// The workers' connection counts when a test starts.
 struct Connections {
     /// Accepted since the workers started.
@@ -204,11 +170,8 @@ struct Connections {
 impl Connections {
     fn now(workers: &[Arc<WorkerState>]) -> Self {
         Self {
-            accepted: workers
-                .iter()
-                .map(|w| w.connections.load(Ordering::Acquire))
-                .sum(),
-            open: workers.iter().map(|w| w.open.load(Ordering::Acquire)).sum(),
+            accepted: workers.iter().map(|w| w.connections()).sum(),
+            open: workers.iter().map(|w| w.open()).sum(),
         }
     }
 

@@ -26,11 +26,11 @@ use crate::control::message::State;
 use crate::control::windows;
 use crate::data::Flows;
 use crate::data::udp;
-use crate::data::{self, WorkerState};
+use crate::data::{self, WorkerState, WorkerThreads};
 use crate::plan::RunPlan;
 use crate::report::{EndKind, Report};
 use crate::report::{Note, Notes};
-use crate::role::{Interrupted, WorkerThreads};
+use crate::role::Interrupted;
 use crate::stop::Flag;
 use crate::sys::affinity::{self, Peer};
 use crate::sys::limits;
@@ -246,12 +246,12 @@ fn launch(
             data::Applied::read(&sock)
         });
         let flows = flows.clone();
-        crew.add(format!("recv-{j}"), move |w, stop| match l {
+        crew.add(format!("recv-{j}"), plan.cpu, move |w, stop| match l {
             DataPort::Tcp(l, buf) => data::recv_worker(l, buf, plan, w, control, stop),
             DataPort::Udp(s) => udp::recv_worker(s, plan, w, flows, stop),
         })?;
         if let (Some(a), Some(w)) = (applied, crew.workers.last()) {
-            *w.applied.lock().unwrap_or_else(|p| p.into_inner()) = Some(a);
+            w.keep_applied(|| a);
         }
     }
     Ok((crew, outs))

@@ -2,7 +2,6 @@
 //! every data connection gone, no data at all for the deadline.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -95,11 +94,7 @@ impl<'a> ReceiverMonitor<'a> {
 
     /// Every data connection of this test has closed again.
     fn all_closed(&mut self) -> bool {
-        let open: usize = self
-            .workers
-            .iter()
-            .map(|w| w.open.load(Ordering::Acquire))
-            .sum();
+        let open: usize = self.workers.iter().map(|w| w.open()).sum();
         self.seen_open |= open > 0;
         self.seen_open && open == 0
     }

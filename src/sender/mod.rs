@@ -8,7 +8,6 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -17,14 +16,13 @@ use tokio::sync::mpsc;
 use crate::config::{Config, Direction, Protocol, Workload};
 use crate::control::{Connection, Incoming, Writer};
 use crate::data::udp;
-use crate::data::{self, Payload, SendPlan, WorkerState};
-use crate::plan::{RunPlan, Traffic};
+use crate::data::{self, Payload, SendPlan, WorkerState, WorkerThreads};
 use crate::pace::{CONNECTS_IN_FLIGHT, ConnectGate, Pacer, Pacers};
+use crate::plan::{RunPlan, Traffic};
 use crate::report::{Note, Notes};
 use crate::report::{Report, Side, SideFacts};
 use crate::role::{
-    Interrupted, WorkerThreads, applied, sender_failure, this_host, warn_how_it_went,
-    warn_negotiated,
+    Interrupted, applied, sender_failure, this_host, warn_how_it_went, warn_negotiated,
 };
 use crate::stats;
 use crate::stop::Flag;
@@ -220,9 +218,10 @@ fn launch(plan: &RunPlan<'_>, payload: Arc<Payload>) -> Result<SenderWorkers> {
             (Protocol::Tcp, Workload::Bidir) => data::bidir_worker,
             (Protocol::Tcp, Workload::ConnectRate) => data::connect_worker,
         };
-        l.crew.add(format!("send-{index}"), move |w, stop| {
-            body(index, plan, w, start, stop)
-        })?;
+        l.crew
+            .add(format!("send-{index}"), plan.cpu, move |w, stop| {
+                body(index, plan, w, start, stop)
+            })?;
     }
     l.ways = match workload {
         Workload::Bidir => Directions::two(
@@ -401,10 +400,7 @@ fn report(
         workload: plan.workload(),
         read_len: None,
         applied: applied(workers, cfg, notes),
-        tcp_connections: workers
-            .iter()
-            .flat_map(|w| std::mem::take(&mut *w.conn_info.lock().unwrap_or_else(|p| p.into_inner())))
-            .collect(),
+        tcp_connections: workers.iter().flat_map(|w| w.take_conn_info()).collect(),
         peers: Vec::new(),
         round_trips: workers.iter().map(|w| w.round_trips()).collect(),
     };
@@ -457,10 +453,7 @@ async fn wait_connected(
     // Workers enforce the deadline on each connect; the extra second covers the last one.
     let give_up = deadline + Duration::from_secs(1);
     loop {
-        let up: usize = workers
-            .iter()
-            .map(|w| w.connections.load(Ordering::Acquire))
-            .sum();
+        let up: usize = workers.iter().map(|w| w.connections()).sum();
         if up == total {
             return Ok(());
         }

@@ -2,7 +2,6 @@
 //! and where a side's clock starts.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::data::{Sample, WorkerState};
@@ -139,7 +138,7 @@ impl Edge {
                 let before = began.elapsed();
                 let sample = w.sample(edge);
                 let mid = (before + began.elapsed()) / 2;
-                placed.add(mid, w.open.load(Ordering::Relaxed).max(1));
+                placed.add(mid, w.open().max(1));
                 sample
             })
             .collect();

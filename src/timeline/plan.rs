@@ -2,7 +2,6 @@
 //! cycle) and the progress it reports as it goes: phase changes and interval samples.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -150,10 +149,7 @@ impl IntervalConnect {
         now: &[Sample],
         seconds: f64,
     ) -> Option<Self> {
-        if !workers
-            .iter()
-            .any(|w| w.connect_rate.load(Ordering::Relaxed))
-        {
+        if !workers.iter().any(|w| w.is_connect_rate()) {
             return None;
         }
         let connections = now
@@ -198,7 +194,7 @@ impl IntervalRr {
     pub(crate) fn take(workers: &[Arc<WorkerState>], bytes: u64, seconds: f64) -> Option<Self> {
         let size = workers
             .iter()
-            .map(|w| w.rr_size.load(Ordering::Relaxed))
+            .map(|w| w.rr_size())
             .max()
             .filter(|&s| s > 0)?;
         let transactions = bytes / size;
