@@ -1,5 +1,5 @@
-//! What the two roles share: the interrupted outcome, stopping and joining workers, the
-//! socket options read back, and the closing warning about how a test went.
+//! What the two roles share: the interrupted outcome, the socket options read back, the
+//! closing warning about how a test went, and this host's facts.
 
 use std::fmt;
 use std::sync::Arc;

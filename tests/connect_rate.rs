@@ -174,6 +174,13 @@ fn connection_rate_at_the_defaults_fits_in_1024_descriptors_one_process_and_two(
         ))
     });
 
+    one_process_fits();
+}
+
+/// `--loopback` at the defaults: both roles' descriptors in one process, the
+/// receiver's part and the sender's 64 workers (each its slot's socket and its runtime's,
+/// two epoll instances and an eventfd, one more in flight).
+fn one_process_fits() {
     let one = Launch::new(
         "loopback",
         "--loopback -p @1 -t 3 --connect-rate --format json",
@@ -194,8 +201,6 @@ fn connection_rate_at_the_defaults_fits_in_1024_descriptors_one_process_and_two(
         .collect();
     assert_eq!(sides.len(), 2, "{d}");
     assert!(sides.iter().all(|&n| n > 500.0), "{sides:?}");
-    // Both roles: the receiver's part above and the sender's 64 workers, each its slot's
-    // socket and its runtime's (two epoll instances and an eventfd), one more in flight.
     eprintln!("one process: descriptors at most {peak}");
     assert!(
         peak <= RECEIVER_FIXED_FDS + DEFAULT_SLOTS * 6,

@@ -64,6 +64,30 @@ fn the_daemon_tells_the_truth_and_guards_its_pid_file() {
     );
     assert_ne!(session_of(std::process::id()), pid);
 
+    others_are_refused(&dir, &pid_file, pid);
+
+    // The daemon still serves, and removes its own pid file when stopped.
+    let s = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", Duration::from_secs(30));
+    assert_eq!(s.code(), Some(0), "{s:?}");
+    let _ = std::process::Command::new("kill")
+        .arg(pid.to_string())
+        .status();
+    let start = std::time::Instant::now();
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "daemon {pid} did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    reap.0 = None;
+    assert!(!pid_file.exists(), "the daemon removed its pid file");
+}
+
+/// While daemon `pid` holds `pid_file` and data port @1: a second daemon on the same
+/// port fails with its bind error and leaves no pid file; one given the same pid file is
+/// refused and leaves it alone; one whose pid file cannot be written fails naming it.
+fn others_are_refused(dir: &crate::util::Scratch, pid_file: &std::path::Path, pid: u32) {
     // Same port: the second daemon's bind error, exit 1.
     let again = run(
         &ports_in(&format!(
@@ -116,21 +140,4 @@ fn the_daemon_tells_the_truth_and_guards_its_pid_file() {
         "{}",
         nowhere.stderr
     );
-
-    // The daemon still serves, and removes its own pid file when stopped.
-    let s = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 2", Duration::from_secs(30));
-    assert_eq!(s.code(), Some(0), "{s:?}");
-    let _ = std::process::Command::new("kill")
-        .arg(pid.to_string())
-        .status();
-    let start = std::time::Instant::now();
-    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "daemon {pid} did not stop"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    reap.0 = None;
-    assert!(!pid_file.exists(), "the daemon removed its pid file");
 }

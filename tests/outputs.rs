@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use crate::util::{
-    Ports, Scratch, assert_close, assert_valid, parse_tables, port, ports_in, run, spawn, validator,
+    Ports, Scratch, Tables, assert_close, assert_valid, parse_tables, port, ports_in, run, spawn,
+    validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -43,7 +44,19 @@ fn linux_xml_json_and_log_files_from_a_real_run() {
     assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?} {ro:?}");
     let (st, rt) = (&parse_tables(&so.stdout)[0], &parse_tables(&ro.stdout)[0]);
 
-    // XML: parses, root by side, the fields VirtualClient and PerfKitBenchmarker read.
+    linux_xml_files_agree_with_the_tables(&d, st, rt);
+    linux_json_files_agree_with_the_tables(&d, st, rt);
+    // -O: the console output, tables included.
+    let log = d.read("s.log");
+    assert!(
+        log.contains("Network activity progressing...") && log.contains("#####  Totals:  #####")
+    );
+    assert_eq!(parse_tables(&log), parse_tables(&so.stdout));
+}
+
+/// The ntttcp-for-linux XML files parse, with the root of each side and the fields
+/// VirtualClient and PerfKitBenchmarker read, agreeing with the console tables.
+fn linux_xml_files_agree_with_the_tables(d: &Scratch, st: &Tables, rt: &Tables) {
     for (name, root, table, conns) in [
         ("s.xml", "ntttcps", st, true),
         ("r.xml", "ntttcpr", rt, false),
@@ -92,8 +105,11 @@ fn linux_xml_json_and_log_files_from_a_real_run() {
         2,
         "-V adds one <thread> per port"
     );
+}
 
-    // JSON: valid, every value a string, the upstream layout the suite's regex expects.
+/// The ntttcp-for-linux JSON files are valid, every value a string, in the upstream
+/// layout its suite's regex expects, agreeing with the console tables.
+fn linux_json_files_agree_with_the_tables(d: &Scratch, st: &Tables, rt: &Tables) {
     for (name, root, table) in [("s.json", "ntttcps", st), ("r.json", "ntttcpr", rt)] {
         let text = d.read(name);
         let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
@@ -110,13 +126,6 @@ fn linux_xml_json_and_log_files_from_a_real_run() {
             "{text}"
         );
     }
-
-    // -O: the console output, tables included.
-    let log = d.read("s.log");
-    assert!(
-        log.contains("Network activity progressing...") && log.contains("#####  Totals:  #####")
-    );
-    assert_eq!(parse_tables(&log), parse_tables(&so.stdout));
 }
 
 #[test]
@@ -259,7 +268,11 @@ fn linux_format_matches_the_upstream_suite_regexes() {
         "1470"
     );
     assert!(re(r"\*\*\* receiver role").is_match(rout));
-    // test_multi_clients_mode's check, on the receiver's flags block.
+    multi_client_flags_block_matches();
+}
+
+/// ntttcp-for-linux's test_multi_clients_mode check, on a `-M` receiver's flags block.
+fn multi_client_flags_block_matches() {
     let m = spawn(
         "receiver",
         "-r 127.0.0.1 -P 1 -p @25 -t 1 -M -V --format linux",
@@ -268,7 +281,9 @@ fn linux_format_matches_the_upstream_suite_regexes() {
     let mo = m.wait(LIMIT);
     assert_eq!((a.code(), mo.code()), (Some(0), Some(0)), "{a:?} {mo:?}");
     assert!(
-        re(r"multiple clients:\s+yes").is_match(&mo.stdout),
+        regex::Regex::new(r"multiple clients:\s+yes")
+            .unwrap()
+            .is_match(&mo.stdout),
         "{}",
         mo.stdout
     );

@@ -173,23 +173,7 @@ fn ten_thousand_connections_end_to_end() {
     let one_open = 2.0 * received / flowing * ends_apart.abs();
     let lead = if ends_apart > 0.0 { one_open } else { 0.0 };
     let lag = one_open - lead;
-    let figures = || {
-        let keys = ["duration_s", "window_start_unix_s", "window_end_unix_s"];
-        let side = |r: &serde_json::Value| {
-            let mut v: Vec<String> = keys.iter().map(|k| format!("{k} {}", r[k])).collect();
-            v.push(format!(
-                "stall {} from {}",
-                r["longest_stall_s"], r["longest_stall_from_s"]
-            ));
-            v.push(format!("steal % {}", r["cpu"]["steal_percent"]));
-            v.join(", ")
-        };
-        format!(
-            "delivered {delivered} vs received {received}\nsender: {}\nreceiver: {}",
-            side(sr),
-            side(rr)
-        )
-    };
+    let figures = || edges_and_totals(sr, rr);
     assert!(
         delivered <= received * 1.005 + lead && delivered >= received * 0.995 - lag,
         "{}",
@@ -209,6 +193,27 @@ fn ten_thousand_connections_end_to_end() {
             );
         }
     }
+}
+
+/// The two reports' windows, stalls, steal and totals, for a failure message.
+fn edges_and_totals(sr: &serde_json::Value, rr: &serde_json::Value) -> String {
+    let keys = ["duration_s", "window_start_unix_s", "window_end_unix_s"];
+    let side = |r: &serde_json::Value| {
+        let mut v: Vec<String> = keys.iter().map(|k| format!("{k} {}", r[k])).collect();
+        v.push(format!(
+            "stall {} from {}",
+            r["longest_stall_s"], r["longest_stall_from_s"]
+        ));
+        v.push(format!("steal % {}", r["cpu"]["steal_percent"]));
+        v.join(", ")
+    };
+    format!(
+        "delivered {} vs received {}\nsender: {}\nreceiver: {}",
+        sr["totals"]["bytes"],
+        rr["totals"]["bytes"],
+        side(sr),
+        side(rr)
+    )
 }
 
 /// The descriptor count a sender says `args` need (from its error under a low limit).

@@ -53,6 +53,14 @@ fn udp_sender_and_receiver_processes_account_every_datagram() {
     assert_eq!(s["buffer_len"], 1200, "-b sets the datagram size");
     assert!(s["udp"].is_null(), "the sender cannot know about loss");
 
+    let lost = receiver_accounting(s, r);
+    files_carry_the_accounting(&dir, lost);
+}
+
+/// The receiver's UDP accounting in its JSON report `r`, against the sender's `s`:
+/// every datagram counted once, lost ones given as expected less received, nothing
+/// lost on loopback with a deep buffer; returns the datagrams lost.
+fn receiver_accounting(s: &Value, r: &Value) -> u64 {
     let total = &r["udp"];
     let (datagrams, expected, lost) = (
         u64_of(&total["datagrams"]),
@@ -102,7 +110,12 @@ fn udp_sender_and_receiver_processes_account_every_datagram() {
             .all(|p| p.as_str().unwrap().starts_with("127.0.0.1:"))
     );
 
-    // The ntttcp-for-linux files say UDP and carry the same accounting.
+    lost
+}
+
+/// The ntttcp-for-linux files say UDP and carry the same accounting (`lost`), and the
+/// Windows XML has a UDP block per thread.
+fn files_carry_the_accounting(dir: &Scratch, lost: u64) {
     let xml = dir.read("r.xml");
     let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
     let el = |name: &str| {
@@ -166,7 +179,7 @@ fn datagrams_without_our_stamp_are_counted_and_their_loss_is_unknown() {
     let _ports = Ports::take(1);
     // A stock ntttcp-for-linux or NTttcp sender fills datagrams with 'B' and nothing else;
     // a no-sync receiver starts its clock at the first one and ends on its own clock.
-    let dir = crate::util::Scratch::new("unstamped");
+    let dir = Scratch::new("unstamped");
     let r = spawn(
         "receiver",
         &ports_in(&format!(
@@ -176,26 +189,7 @@ fn datagrams_without_our_stamp_are_counted_and_their_loss_is_unknown() {
         )),
     );
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let sending = {
-        let (stop, receiver) = (stop.clone(), ports_in("127.0.0.1:@1"));
-        std::thread::spawn(move || {
-            let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-            sock.connect(&receiver).unwrap();
-            let payload = [b'B'; 1470];
-            let start = Instant::now();
-            let mut first = None;
-            // Until the receiver has ended by itself (bounded by 8 s).
-            while !stop.load(std::sync::atomic::Ordering::Relaxed)
-                && start.elapsed() < Duration::from_secs(8)
-            {
-                if sock.send(&payload).is_ok() && first.is_none() {
-                    first = Some(Instant::now());
-                }
-                std::thread::sleep(Duration::from_micros(500));
-            }
-            first
-        })
-    };
+    let sending = send_unstamped(ports_in("127.0.0.1:@1"), stop.clone());
     let o = r.wait(Duration::from_secs(10));
     let ended = Instant::now();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -226,7 +220,36 @@ fn datagrams_without_our_stamp_are_counted_and_their_loss_is_unknown() {
         "lost, loss, duplicates, order: {total}"
     );
     assert!(o.stdout.contains("carried no ntttcp stamp"), "{}", o.stdout);
-    // The same names in both files (the XML's snake_case, the JSON's camelCase).
+    unknown_loss_is_left_out_of_the_files(&dir);
+}
+
+/// A stock sender's datagrams to `receiver`: 1470 bytes of 'B' every 500 us until `stop`
+/// (bounded by 8 s); the thread returns when the first was sent.
+fn send_unstamped(
+    receiver: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<Option<Instant>> {
+    std::thread::spawn(move || {
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.connect(&receiver).unwrap();
+        let payload = [b'B'; 1470];
+        let start = Instant::now();
+        let mut first = None;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed)
+            && start.elapsed() < Duration::from_secs(8)
+        {
+            if sock.send(&payload).is_ok() && first.is_none() {
+                first = Some(Instant::now());
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        first
+    })
+}
+
+/// The files of a receiver that got only unstamped datagrams name what they know and
+/// leave out what is unknown (the XML's snake_case, the JSON's camelCase).
+fn unknown_loss_is_left_out_of_the_files(dir: &Scratch) {
     for (file, expected, unknown) in [
         (
             "r.xml",

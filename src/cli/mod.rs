@@ -92,28 +92,7 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
     let normalized = dialect::normalize(args, &longs).map_err(UsageError)?;
     let matches = match cmd.try_get_matches_from(&normalized.args) {
         Ok(m) => m,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            if e.kind() == ErrorKind::UnknownArgument
-                && let Some(line) = stray_value(args)
-            {
-                return Err(UsageError(line));
-            }
-            return match e.kind() {
-                ErrorKind::DisplayHelp => Ok(Parsed::Help(e.render().to_string())),
-                ErrorKind::DisplayVersion => Ok(Parsed::Version),
-                _ => {
-                    let line = as_typed(&one_line(&e.render().to_string()), &normalized);
-                    let hint = (normalized.dialect == Dialect::Linux)
-                        .then(|| help::windows_hint(&line))
-                        .flatten();
-                    Err(UsageError(match hint {
-                        Some(h) => format!("{line}; {h}"),
-                        None => line,
-                    }))
-                }
-            };
-        }
+        Err(e) => return refused(&e, args, &normalized),
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| UsageError(one_line(&e.to_string())))?;
     if let Some(kind) = &cli.generate {
@@ -162,6 +141,36 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
     };
     let config = to_config(cli, &matches, &normalized, cpus)?;
     Ok(Parsed::Run(Box::new(config), Box::new(presentation)))
+}
+
+/// What a command line clap refused means: help or the version asked for, or one line
+/// naming the flag as typed (a stray value, or clap's error with a hint at the other
+/// dialect).
+fn refused(
+    e: &clap::Error,
+    args: &[OsString],
+    normalized: &dialect::Normalized,
+) -> Result<Parsed, UsageError> {
+    use clap::error::ErrorKind;
+    if e.kind() == ErrorKind::UnknownArgument
+        && let Some(line) = stray_value(args)
+    {
+        return Err(UsageError(line));
+    }
+    match e.kind() {
+        ErrorKind::DisplayHelp => Ok(Parsed::Help(e.render().to_string())),
+        ErrorKind::DisplayVersion => Ok(Parsed::Version),
+        _ => {
+            let line = as_typed(&one_line(&e.render().to_string()), normalized);
+            let hint = (normalized.dialect == Dialect::Linux)
+                .then(|| help::windows_hint(&line))
+                .flatten();
+            Err(UsageError(match hint {
+                Some(h) => format!("{line}; {h}"),
+                None => line,
+            }))
+        }
+    }
 }
 
 /// The argument a word names as a flag (`-P`, `--ports`), if any.

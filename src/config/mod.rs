@@ -1,7 +1,8 @@
 //! What the program runs with, after every flag has been parsed and cross-checked.
 //!
 //! `Config` is plain data: `cli` builds it (the only place that knows about flags and
-//! dialects), `sender`/`receiver` read it. Derived counts (ports, threads, connections)
+//! dialects) and nothing changes it after; each role resolves what the host and path
+//! decide into a `plan::RunPlan` beside it. Derived counts (ports, threads, connections)
 //! follow ntttcp-for-linux: P receiver ports, P x n sender threads, P x n x l connections.
 
 use std::fmt;

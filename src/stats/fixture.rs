@@ -36,29 +36,7 @@ pub(crate) fn seed_measured() -> Measured {
             cpu_count: 2,
             cpu_mhz: 2793.0,
         },
-        params: Params {
-            send_size: 65536,
-            recv_size: 65536,
-            port: 5001,
-            ports: 4,
-            threads_per_port: 1,
-            conns_per_thread: 1,
-            sync: true,
-            timeline: Phases {
-                warmup: 0,
-                duration: 300,
-                cooldown: 0,
-            },
-            ipv6: false,
-            verbose: false,
-            timeout_ms: 10_000,
-            protocol: Protocol::Tcp,
-            udp_offload: true,
-            zero_copy: Default::default(),
-            placement: crate::config::Placement::RoundRobin,
-            workload: Default::default(),
-            latency_default: false,
-        },
+        params: seed_params(),
         buffer_len: 65536,
         seconds: 300.00515,
         window_unix_s: (1_796_000_000.25, 1_796_000_300.255_15),
@@ -79,31 +57,7 @@ pub(crate) fn seed_measured() -> Measured {
             })
             .collect(),
         connections: 4,
-        sys: SysUsage {
-            cpu: CpuTimes {
-                user: 5_000,
-                system: 10_075,
-                idle: 84_925,
-                iowait: Some(0),
-                softirq: Some(0),
-                steal: Some(0),
-                ..Default::default()
-            },
-            interrupts: Some(1_816_762),
-            net_rx: Some(1_265_645),
-            tcp: TcpCounters {
-                out_segs: 25_324_915,
-                in_segs: 2_161_992,
-                retrans_segs: 60_412,
-                attempt_fails: 0,
-            },
-            process_cpu_s: 120.0,
-            tcp_ext: Default::default(),
-            udp: crate::sys::net::UdpCounters {
-                rcvbuf_errors: Some(0),
-                ..Default::default()
-            },
-        },
+        sys: seed_sys(),
         negotiated_cycle_s: Some(300),
         end: End::Completed,
         tcp_retrans: None,
@@ -115,6 +69,63 @@ pub(crate) fn seed_measured() -> Measured {
         tcp_connections: Vec::new(),
         peers: Vec::new(),
         round_trips: Vec::new(),
+    }
+}
+
+/// What the seed's run was asked to do: 4 ports of one thread and one connection, 64 KiB
+/// buffers, 300 s.
+fn seed_params() -> Params {
+    Params {
+        send_size: 65536,
+        recv_size: 65536,
+        port: 5001,
+        ports: 4,
+        threads_per_port: 1,
+        conns_per_thread: 1,
+        sync: true,
+        timeline: Phases {
+            warmup: 0,
+            duration: 300,
+            cooldown: 0,
+        },
+        ipv6: false,
+        verbose: false,
+        timeout_ms: 10_000,
+        protocol: Protocol::Tcp,
+        udp_offload: true,
+        zero_copy: Default::default(),
+        placement: crate::config::Placement::RoundRobin,
+        workload: Default::default(),
+        latency_default: false,
+    }
+}
+
+/// The seed's system counters over its window.
+fn seed_sys() -> SysUsage {
+    SysUsage {
+        cpu: CpuTimes {
+            user: 5_000,
+            system: 10_075,
+            idle: 84_925,
+            iowait: Some(0),
+            softirq: Some(0),
+            steal: Some(0),
+            ..Default::default()
+        },
+        interrupts: Some(1_816_762),
+        net_rx: Some(1_265_645),
+        tcp: TcpCounters {
+            out_segs: 25_324_915,
+            in_segs: 2_161_992,
+            retrans_segs: 60_412,
+            attempt_fails: 0,
+        },
+        process_cpu_s: 120.0,
+        tcp_ext: Default::default(),
+        udp: crate::sys::net::UdpCounters {
+            rcvbuf_errors: Some(0),
+            ..Default::default()
+        },
     }
 }
 

@@ -215,22 +215,12 @@ pub(crate) async fn run<M: Monitor>(
     let held = release.is_some() && plan.warmup.is_zero();
     let m0 = if held { t0 } else { opening.at };
     let opened = opening.wall - opening.at.saturating_duration_since(m0);
+    let close = Close::planned(m0, &plan, &opening);
     let (start, sys_start) = (opening.samples, opening.sys);
-    let (lead, pass, reads) = (opening.lead, opening.pass, opening.reads);
     edge::latency_window(workers, true);
     if plan.warmup.is_zero() {
         go();
     }
-    // The last edge begins early by as much as the first took to reach its instant, so
-    // that it lies on the planned end.
-    let end_at = plan.measure.map(|d| m0 + d.saturating_sub(lead));
-    let close = Close {
-        at: end_at,
-        flush_at: end_at.and_then(|e| edge::acks_from(e, pass)),
-        pass,
-        reads,
-        lead,
-    };
     let (ev, measured) = measure(m0, close, &plan, &start, ways, mon, progress).await;
     // Closed before the last sample, as it opened after the first: every time taken
     // in the window belongs to a transaction or connection the window counts.
@@ -319,13 +309,17 @@ async fn measure<M: Monitor>(
             (w, stalls, motion, rtt::RttWatch::new(m0))
         })
         .collect();
-    let mut last = start.to_vec();
-    let mut last_t = 0.0;
-    let mut report_at = every.map(|e| m0 + e);
+    let mut intervals = Intervals {
+        every,
+        last: start.to_vec(),
+        last_t: 0.0,
+        report_at: every.map(|e| m0 + e),
+        planned_s: plan.measure.map(|d| d.as_secs_f64()),
+    };
     let (mut end_at, mut flush_at) = (close.at, close.flush_at);
     loop {
         let step = watch::next_step(Instant::now());
-        let deadlines = [end_at, report_at, flush_at];
+        let deadlines = [end_at, intervals.report_at, flush_at];
         let target = deadlines
             .into_iter()
             .flatten()
@@ -352,30 +346,7 @@ async fn measure<M: Monitor>(
             );
             flush_at = None;
         }
-        let due = report_at.is_some_and(|r| Instant::now() >= r);
-        let t = m0.elapsed().as_secs_f64();
-        // The last, possibly shorter, interval ends with the measurement, however it ends.
-        if let Some(every) = every
-            && (due || done && t - last_t > 0.001)
-        {
-            let now = sample(workers);
-            for (direction, range) in ways.groups() {
-                let span = Span {
-                    start_s: last_t,
-                    end_s: t,
-                    planned_s: plan.measure.map(|d| d.as_secs_f64()),
-                };
-                let iv = span.of(
-                    direction,
-                    &workers[range.clone()],
-                    &last[range.clone()],
-                    &now[range],
-                );
-                progress(Progress::Interval(iv));
-            }
-            (last, last_t) = (now, t);
-            report_at = report_at.map(|r| r + every);
-        }
+        intervals.report(m0, done, ways, progress);
         if done {
             let measured = watches
                 .into_iter()
@@ -387,6 +358,48 @@ async fn measure<M: Monitor>(
                 .collect();
             return (ev, measured);
         }
+    }
+}
+
+/// The intervals of a measurement (`--interval`): when the next is due and the
+/// samples the last one ended with.
+struct Intervals {
+    every: Option<Duration>,
+    last: Vec<Sample>,
+    last_t: f64,
+    report_at: Option<Instant>,
+    planned_s: Option<f64>,
+}
+
+impl Intervals {
+    /// Reports the interval that ends now, each way on its own, if one is due; the
+    /// last, possibly shorter, interval ends with the measurement (`done`), however it
+    /// ends.
+    fn report(&mut self, m0: Instant, done: bool, ways: &Directions, progress: &dyn Fn(Progress)) {
+        let Some(every) = self.every else { return };
+        let due = self.report_at.is_some_and(|r| Instant::now() >= r);
+        let t = m0.elapsed().as_secs_f64();
+        if !(due || done && t - self.last_t > 0.001) {
+            return;
+        }
+        let workers = ways.all();
+        let now = sample(workers);
+        for (direction, range) in ways.groups() {
+            let span = Span {
+                start_s: self.last_t,
+                end_s: t,
+                planned_s: self.planned_s,
+            };
+            let (mine, last) = (&workers[range.clone()], &self.last[range.clone()]);
+            progress(Progress::Interval(span.of(
+                direction,
+                mine,
+                last,
+                &now[range],
+            )));
+        }
+        (self.last, self.last_t) = (now, t);
+        self.report_at = self.report_at.map(|r| r + every);
     }
 }
 
@@ -403,6 +416,20 @@ struct Close {
 }
 
 impl Close {
+    /// The close of a window opened at `m0` by the edge `opening`: the last edge begins
+    /// early by as much as the first took to reach its instant, so that it lies on the
+    /// planned end.
+    fn planned(m0: Instant, plan: &Plan, opening: &Edge) -> Self {
+        let at = plan.measure.map(|d| m0 + d.saturating_sub(opening.lead));
+        Self {
+            at,
+            flush_at: at.and_then(|e| edge::acks_from(e, opening.pass)),
+            pass: opening.pass,
+            reads: opening.reads,
+            lead: opening.lead,
+        }
+    }
+
     /// How much earlier than planned the last edge begins, so that the mean instant of
     /// its reads lies on its instant, given how long the last of `keep_acks_current`'s
     /// passes took (None: this side sends no ACKs).
