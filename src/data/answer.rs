@@ -54,7 +54,8 @@ impl Drop for Quit {
 }
 
 /// Reads requests and writes each whole one's answer until the connection ends or
-/// `quit`; the bytes read count in `me.answered`, whose only writer this thread is.
+/// `quit`; the bytes read count in the worker's `answered` counters, whose only writer
+/// this thread is.
 fn answer_all(s: &TcpStream, me: &WorkerState, size: usize, fill: &[u8], quit: &Flag) {
     let ready = s
         .set_nonblocking(false)
@@ -67,11 +68,12 @@ fn answer_all(s: &TcpStream, me: &WorkerState, size: usize, fill: &[u8], quit: &
         return;
     };
     let (mut pending, mut reader) = (0usize, s);
+    let answered = &me.exchanges().answered;
     while !quit.is_set() {
         match reader.read(&mut buf) {
             Ok(0) => return,
             Ok(n) => {
-                me.exchanges.answered.add(n);
+                answered.add(n);
                 pending += n;
             }
             Err(e) if transient(&e) => continue,

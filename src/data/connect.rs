@@ -29,7 +29,7 @@ pub(crate) fn connect_worker(
     start: Flag,
     stop: Flag,
 ) {
-    me.exchanges.connect_rate.store(true, Ordering::Relaxed);
+    me.exchanges().connect_rate.store(true, Ordering::Release);
     if !wait_start(&start, &stop) {
         return;
     }

@@ -35,7 +35,7 @@ pub(crate) fn rr_worker(
     let Some(socks) = open_announced(&plan, &me, &stop, head) else {
         return;
     };
-    me.exchanges
+    me.exchanges()
         .rr_size
         .store(plan.size as u64, std::sync::atomic::Ordering::Relaxed);
     if !wait_start(&start, &stop) {

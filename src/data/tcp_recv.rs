@@ -118,10 +118,8 @@ impl Port {
                 // undo it before the sender looked), and its own reset then ends our
                 // orphaned end, so nothing lingers in TIME_WAIT and no descriptor waits
                 // on anything: they stay bounded by the accepts in flight.
-                self.me
-                    .exchanges
-                    .connect_rate
-                    .store(true, Ordering::Relaxed);
+                let x = self.me.exchanges();
+                x.connect_rate.store(true, Ordering::Release);
                 self.me.counters.add_many(0, 1);
                 return drop(s);
             }
@@ -204,9 +202,8 @@ async fn drain(
     let _open = Open::register(&me, &gate, s.raw_sock());
     match opening(&mut s, &me).await {
         Ok(First::Header(Header::Echo { size })) => {
-            me.exchanges
-                .rr_size
-                .store(u64::from(size), Ordering::Relaxed);
+            let x = me.exchanges();
+            x.rr_size.store(u64::from(size), Ordering::Relaxed);
             flows.send_modify(|n| *n += 1);
             // Chosen once the first request is here (a peek: the readiness left from the
             // header could say readable before it): by then the test's connections are all

@@ -219,6 +219,7 @@ pub(crate) fn recv_worker(
     };
     let sref = SockRef::from(&sock);
     let mut acct = Accounting::default();
+    let published = me.datagrams();
     while !stop.is_set() {
         // (bytes, sender, size of each datagram when the kernel coalesced several)
         let r = if plan.skip_copy {
@@ -242,12 +243,12 @@ pub(crate) fn recv_worker(
                     me.arrived(peer);
                     flows.send_modify(|n| *n += 1);
                 }
-                me.udp.publish(&acct.tally);
+                published.publish(&acct.tally);
             }
             Err(e) if retry(&e) => {
                 // Quiet: flows go inactive, and the published jitter follows.
                 acct.tick(now_ns());
-                me.udp.publish(&acct.tally);
+                published.publish(&acct.tally);
             }
             Err(e) => return me.fail(format!("receive on UDP port: {e}")),
         }

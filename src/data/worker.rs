@@ -5,8 +5,8 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use socket2::Socket;
 
@@ -87,10 +87,12 @@ pub(crate) struct WorkerState {
     pub(super) sockets: Sockets,
     /// What the connections showed, which the control plane takes at a test's end.
     pub(super) seen: Seen,
-    /// UDP receiver: loss, duplicate, reorder and jitter accounting.
-    pub(super) udp: udp::DatagramCounters,
-    /// Request/response and connection-rate tests.
-    pub(super) exchanges: Exchanges,
+    /// UDP receiver: loss, duplicate, reorder and jitter accounting, made when its
+    /// worker starts (`datagrams`).
+    udp: OnceLock<udp::DatagramCounters>,
+    /// Request/response and connection-rate state, made when a worker starts such a
+    /// test or a receiver's connection asks for one (`exchanges`).
+    exchanges: OnceLock<Exchanges>,
     /// Receiver: which ways this test's connections carry bytes.
     pub(super) ways: WaysUsed,
     /// Receiver: the last settle request this worker has answered (`Admission`).
@@ -223,11 +225,7 @@ impl WorkerState {
     /// lock, so that with the edges' order (the first sampled before the window opens,
     /// the last after it closes) nothing is timed that the window does not count.
     pub(crate) fn completed(&self, took: Option<std::time::Duration>, bytes: usize) {
-        let mut l = self
-            .exchanges
-            .latency
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut l = self.latency();
         if let (true, Some(took)) = (l.open, took) {
             let ns = took.as_nanos().clamp(1, u64::MAX as u128) as u64;
             record(&mut l.hist, ns);
@@ -236,13 +234,19 @@ impl WorkerState {
         self.counters.add_many(bytes, 1);
     }
 
-    /// Opens (forgetting what came before) or closes the latency window.
+    /// The round trips this worker times (made on first use).
+    fn latency(&self) -> std::sync::MutexGuard<'_, Latency> {
+        let x = self.exchanges();
+        x.latency.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Opens (forgetting what came before) or closes the latency window of a worker
+    /// that times its exchanges.
     pub(crate) fn latency_window(&self, open: bool) {
-        let mut l = self
-            .exchanges
-            .latency
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        if self.exchanges.get().is_none() {
+            return;
+        }
+        let mut l = self.latency();
         if open {
             (l.hist, l.interval) = (None, None);
         }
@@ -251,22 +255,14 @@ impl WorkerState {
 
     /// The round trips timed since the last call (an interval's), forgotten here.
     pub(crate) fn interval_round_trips(&self) -> Option<hdrhistogram::Histogram<u64>> {
-        let mut l = self
-            .exchanges
-            .latency
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        l.interval.take()
+        self.exchanges.get()?;
+        self.latency().interval.take()
     }
 
     /// The round trips timed in the window; None if there were none.
     pub(crate) fn round_trips(&self) -> Option<hdrhistogram::Histogram<u64>> {
-        let l = self
-            .exchanges
-            .latency
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        l.hist.clone()
+        self.exchanges.get()?;
+        self.latency().hist.clone()
     }
 }
 
@@ -322,7 +318,7 @@ impl WorkerState {
         let (moved, ops) = self.counted();
         // What the receiver's kernel holds unread was delivered too: the sender counts it.
         let unread = self.unread(edge);
-        let queued = if self.exchanges.connect_rate.load(Ordering::Acquire) {
+        let queued = if self.is_connect_rate() {
             let fd = self
                 .sockets
                 .listening
@@ -336,7 +332,7 @@ impl WorkerState {
             bytes: delivered.unwrap_or(moved + unread),
             written: delivered.map(|_| self.counters.whole()),
             ops: ops + queued,
-            udp: self.udp.sample(),
+            udp: self.udp.get().map(|u| u.sample()).unwrap_or_default(),
             cpu: self.pinned(),
         }
     }
@@ -344,7 +340,7 @@ impl WorkerState {
     /// Bytes and calls so far, the worker's own and its answering thread's.
     pub(crate) fn counted(&self) -> (u64, u64) {
         let (bytes, calls) = self.counters.sample();
-        let (more, more_calls) = self.exchanges.answered.sample();
+        let (more, more_calls) = self.exchanges.get().map_or((0, 0), |x| x.answered.sample());
         (bytes + more, calls + more_calls)
     }
 
@@ -441,6 +437,19 @@ impl WorkerState {
     }
 }
 
+/// The parts a workload makes for itself.
+impl WorkerState {
+    /// A UDP receiver's accounting, made on first use.
+    pub(super) fn datagrams(&self) -> &udp::DatagramCounters {
+        self.udp.get_or_init(Default::default)
+    }
+
+    /// The request/response and connection-rate state, made on first use.
+    pub(super) fn exchanges(&self) -> &Exchanges {
+        self.exchanges.get_or_init(Default::default)
+    }
+}
+
 /// What the control plane asks of a worker besides its samples.
 impl WorkerState {
     /// Connections established (sender) or accepted (receiver) so far.
@@ -470,12 +479,14 @@ impl WorkerState {
 
     /// Whether its calls are a connection-rate test's connections.
     pub(crate) fn is_connect_rate(&self) -> bool {
-        self.exchanges.connect_rate.load(Ordering::Relaxed)
+        let x = self.exchanges.get();
+        x.is_some_and(|x| x.connect_rate.load(Ordering::Acquire))
     }
 
     /// The request size of its request/response connections (0: not such a test).
     pub(crate) fn rr_size(&self) -> u64 {
-        self.exchanges.rr_size.load(Ordering::Relaxed)
+        let x = self.exchanges.get();
+        x.map_or(0, |x| x.rr_size.load(Ordering::Relaxed))
     }
 
     /// Receiver: whether this test's connections send through this count (so far).
@@ -502,12 +513,16 @@ impl WorkerState {
     /// Receiver: what this test's connections showed, forgotten for the next test.
     pub(crate) fn take_seen(&self) -> TestSeen {
         let some = |n: usize| (n > 0).then_some(n);
-        self.exchanges.connect_rate.store(false, Ordering::Relaxed);
+        let x = self.exchanges.get();
+        let rr_size = x.map_or(0, |x| {
+            x.connect_rate.store(false, Ordering::Relaxed);
+            x.rr_size.swap(0, Ordering::Relaxed)
+        });
         TestSeen {
             peers: std::mem::take(&mut *self.seen.peers.lock().unwrap_or_else(|p| p.into_inner())),
             read_len: some(self.seen.read_len.swap(0, Ordering::Relaxed)),
             rcvlowat: some(self.seen.rcvlowat.swap(0, Ordering::Relaxed)),
-            rr_size: some(self.exchanges.rr_size.swap(0, Ordering::Relaxed) as usize),
+            rr_size: some(rr_size as usize),
         }
     }
 
