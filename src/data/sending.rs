@@ -11,8 +11,8 @@ use crate::config::SockOpts;
 use crate::pace::Pacers;
 use crate::stop::Flag;
 
+use super::counters::Counters;
 use super::plan::SendPlan;
-use super::worker::Counters;
 
 /// Sets the buffer sizes of `opts` on `sock` (before connect or listen, so window
 /// scaling is negotiated for them).

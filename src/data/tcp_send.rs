@@ -18,10 +18,11 @@ use crate::stop::Flag;
 use crate::sys::AsSock;
 use crate::sys::socket::tcp_info;
 
+use super::counters::Counters;
 use super::header::Header;
 use super::plan::{Payload, SendPlan};
 use super::sending::{WRITE_POLL, local_bind, pace, sender_socket, transient, wait_start};
-use super::worker::{Applied, Counters, WorkerState, runtime};
+use super::worker::{Applied, WorkerState, runtime};
 
 /// Body of a sender worker thread; `index` is its thread number (for TCP_INFO rows).
 pub(crate) fn send_worker(
