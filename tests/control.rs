@@ -405,3 +405,62 @@ fn continuous_mode_runs_until_ctrl_c() {
     );
     assert_close(st.meg, rt.meg, 2.0, "continuous totals");
 }
+
+/// The sync connection's lines in `ss -o` (both ends, on loopback), with their timers.
+fn sync_sockets(sync_port: u16) -> Vec<String> {
+    let filter = format!("( sport = :{sync_port} or dport = :{sync_port} )");
+    let out = std::process::Command::new("ss")
+        .args(["-tnoH", "state", "established", &filter])
+        .output()
+        .expect("ss (iproute2) runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs a 3 s test with `extra` on both sides and returns both ends of its sync
+/// connection as `ss -o` shows them once the test runs and neither end has a message in
+/// flight (`ss` then shows the retransmission timer instead of the keepalive one).
+fn sync_timers(extra: &str) -> Vec<String> {
+    let r = spawn("receiver", &format!("-r 127.0.0.1 -P 1 -p @1 -t 3 {extra}"));
+    let s = spawn(
+        "sender",
+        &format!("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 3 {extra}"),
+    );
+    s.wait_for_stdout_count("Network activity progressing", 1, LIMIT);
+    let quiet = |l: &Vec<String>| l.len() == 2 && l.iter().all(|x| !x.contains("timer:(on"));
+    let since = Instant::now();
+    let mut lines = sync_sockets(port(0));
+    while !quiet(&lines) && since.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+        lines = sync_sockets(port(0));
+    }
+    let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    assert_eq!(
+        lines.len(),
+        2,
+        "both ends of the sync connection: {lines:?}"
+    );
+    lines
+}
+
+/// Both ends of the sync connection carry a keepalive timer by default, due within the
+/// default 30 s, so a NAT or firewall that drops idle flows keeps it; 0 turns it off.
+#[test]
+fn the_sync_connection_keeps_itself_alive() {
+    let _ports = Ports::take(1);
+    let keepalive = regex::Regex::new(r"timer:\(keepalive,(\d+)(?:min|sec|ms)").unwrap();
+    for line in sync_timers("") {
+        let due = keepalive
+            .captures(&line)
+            .unwrap_or_else(|| panic!("no keepalive timer: {line}"));
+        let n: u32 = due[1].parse().unwrap();
+        assert!(n <= 30, "{line}");
+        assert!(!line.contains("min"), "due within 30 s: {line}");
+    }
+    for line in sync_timers("--sync-keepalive 0") {
+        assert!(!line.contains("keepalive"), "{line}");
+    }
+}

@@ -284,6 +284,13 @@ pub(crate) struct Cli {
           value_parser = clap::value_parser!(u32).range(1..=86400), help_heading = "Timing")]
     pub timeout: Option<u32>,
 
+    /// Probe an idle sync connection every SECS, so that NAT and firewall idle timeouts
+    /// keep it for a test of any length; 0 turns the probes off [default 30].
+    #[arg(long = "sync-keepalive", value_name = "SECS",
+          value_parser = clap::value_parser!(u32).range(0..=7200), help_heading = "Timing",
+          hide_short_help = true)]
+    pub sync_keepalive: Option<u32>,
+
     /// The same deadline in milliseconds (Windows `-to`; 0 means one hour).
     #[arg(
         long = "timeout-ms",

@@ -169,6 +169,9 @@ pub(crate) struct Config {
     /// The I/O and wait deadline (`--timeout`, Windows `-to`): connecting (sync and
     /// data), each handshake reply, and data silence during a test.
     pub timeout: Duration,
+    /// TCP keepalive probes on an idle sync connection this often (`--sync-keepalive`;
+    /// None: off), so that NAT and firewall idle timeouts keep it.
+    pub sync_keepalive: Option<Duration>,
     /// The sender's source address and ports.
     pub source: Source,
     /// Switches of one role.
@@ -304,6 +307,9 @@ pub(crate) const DEFAULT_PORTS: u32 = 16;
 pub(crate) const DEFAULT_THREADS_PER_PORT: u32 = 4;
 /// Default test duration in seconds.
 pub(crate) const DEFAULT_DURATION: u32 = 60;
+/// Default interval of the sync connection's keepalive probes: well inside the idle
+/// timeouts of cloud NAT gateways and load balancers (Azure's 4 minutes is the shortest).
+pub(crate) const DEFAULT_SYNC_KEEPALIVE: Duration = Duration::from_secs(30);
 /// Default I/O and wait deadline: connecting, each handshake step, data silence.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most clients that may wait for the last one in multi-client mode (ntttcp-for-linux's

@@ -37,9 +37,18 @@ pub(crate) enum Incoming {
 }
 
 impl Connection {
-    /// Wraps a connected stream; `deadline` bounds each read and write.
-    pub(crate) fn new(stream: TcpStream, deadline: Duration) -> Self {
+    /// Wraps a connected stream; `deadline` bounds each read and write. With `keepalive`
+    /// the kernel probes the connection after that long idle and every as long after,
+    /// so that NAT and firewalls keep a quiet connection for a test of any length (a
+    /// socket that refuses it still serves the test).
+    pub(crate) fn new(stream: TcpStream, deadline: Duration, keepalive: Option<Duration>) -> Self {
         let _ = stream.set_nodelay(true);
+        if let Some(every) = keepalive {
+            let probes = socket2::TcpKeepalive::new()
+                .with_time(every)
+                .with_interval(every);
+            let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&probes);
+        }
         let peer = stream
             .peer_addr()
             .map(|a| a.to_string())

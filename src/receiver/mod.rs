@@ -173,6 +173,7 @@ pub(crate) async fn serve(
             duration: cfg.timeline.duration,
             multi_client: cfg.roles.multi_client,
             deadline: cfg.timeout,
+            keepalive: cfg.sync_keepalive,
         };
         tokio::spawn(sessions::serve(
             l,

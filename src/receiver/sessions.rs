@@ -51,6 +51,8 @@ pub(crate) struct Policy {
     pub multi_client: bool,
     /// Deadline for each handshake read.
     pub deadline: Duration,
+    /// Keepalive probes on an idle session (`--sync-keepalive`).
+    pub keepalive: Option<Duration>,
 }
 
 impl Policy {
@@ -126,7 +128,7 @@ pub(crate) async fn serve(
                     stamp: Arc::default(),
                 };
                 progress.now();
-                let conn = Connection::new(s, policy.deadline);
+                let conn = Connection::new(s, policy.deadline, policy.keepalive);
                 let (state, start, policy) = (state.clone(), start.clone(), policy.clone());
                 let gate = gate.clone();
                 let stamp = progress.stamp.clone();

@@ -93,7 +93,7 @@ pub(super) async fn handshake(
             cfg.timeout
         ),
     };
-    let mut conn = Connection::new(stream, cfg.timeout);
+    let mut conn = Connection::new(stream, cfg.timeout, cfg.sync_keepalive);
     conn.send(Request::Query.value()).await?;
     if Reply::decode(ReplyPhase::State, conn.recv().await?)? == Reply::State(State::Running) {
         bail!("receiver {addr} is busy with an existing test");

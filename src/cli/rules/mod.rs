@@ -76,6 +76,11 @@ pub(super) fn to_config(
         },
         sync,
         timeout,
+        sync_keepalive: match cli.sync_keepalive {
+            None => Some(config::DEFAULT_SYNC_KEEPALIVE),
+            Some(0) => None,
+            Some(s) => Some(std::time::Duration::from_secs(s.into())),
+        },
         source: config::Source {
             addr: cli.source_address,
             device: None,
