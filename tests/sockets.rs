@@ -485,3 +485,92 @@ fn a_slow_stream_under_a_high_rcvlowat_is_not_silent() {
         close_or_starved(bytes(&s), bytes(&r), 2.0, &[report(&s), report(&r)])
     });
 }
+
+/// The data connections' lines of `ss -ti` on `port` (both ends, on loopback), each
+/// socket's line and its info line joined.
+fn data_sockets(port: u16) -> Vec<String> {
+    let filter = format!("( sport = :{port} or dport = :{port} )");
+    let out = std::process::Command::new("ss")
+        .args(["-tniH", "state", "established", &filter])
+        .output()
+        .expect("ss (iproute2) runs");
+    let text = String::from_utf8_lossy(&out.stdout).replace("\n\t", " ");
+    text.lines().map(str::to_string).collect()
+}
+
+/// `--congestion reno --tos 0x10` on both sides: every data connection's kernel says
+/// reno (the receiver's accepted ones inherit it from the listener), and each report
+/// reads both back from its data sockets, over IPv4 and IPv6 (the traffic class).
+#[test]
+fn congestion_and_tos_are_set_on_every_data_socket_and_read_back() {
+    let _ports = Ports::take(1);
+    let opts = "--congestion reno --tos 0x10 --format json";
+    let r = spawn("receiver", &format!("-r 127.0.0.1 -P 1 -p @1 -t 3 {opts}"));
+    let s = spawn(
+        "sender",
+        &format!("-s 127.0.0.1 -P 1 -n 1 -l 2 -p @1 -t 3 {opts}"),
+    );
+    let since = std::time::Instant::now();
+    let mut conns = data_sockets(port(1));
+    while conns.len() < 4 && since.elapsed() < LIMIT {
+        std::thread::sleep(Duration::from_millis(20));
+        conns = data_sockets(port(1));
+    }
+    assert_eq!(conns.len(), 4, "two connections, both ends: {conns:?}");
+    assert!(conns.iter().all(|c| c.contains(" reno ")), "{conns:?}");
+    let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    for d in [crate::util::json(&so), crate::util::json(&ro)] {
+        let socket = &report(&d)["socket"];
+        assert_eq!(socket["requested"]["congestion"], "reno", "{socket}");
+        assert_eq!(socket["applied"]["congestion"], "reno", "{socket}");
+        assert_eq!(socket["applied"]["tos"], 16, "{socket}");
+    }
+    let six = run(
+        &ports_in(&format!("--loopback -6 -P 1 -p @1 -t 1 {opts}")),
+        LIMIT,
+    );
+    assert_eq!(six.code(), Some(0), "{six:?}");
+    let d = crate::util::json(&six);
+    for r in d["reports"].as_array().unwrap() {
+        assert_eq!(r["socket"]["applied"]["tos"], 16, "IPV6_TCLASS: {r}");
+    }
+}
+
+/// An algorithm this kernel lacks, or a type of service past a byte, ends the run with
+/// one line naming the flag and the value, exit 2.
+#[test]
+fn congestion_the_kernel_lacks_and_a_bad_tos_are_usage_errors() {
+    let _ports = Ports::take(1);
+    for (line, typed) in [
+        (
+            "-r 127.0.0.1 -P 1 -p @1 -t 1 --congestion nosuch",
+            "'nosuch'",
+        ),
+        ("-s 127.0.0.1 -P 1 -p @1 -t 1 --tos 256", "'256'"),
+        ("-s 127.0.0.1 -P 1 -p @1 -t 1 --congestion a/b", "'a/b'"),
+        ("-s 127.0.0.1 -u -P 1 -p @1 -t 1 --congestion reno", "UDP"),
+    ] {
+        let o = run(&ports_in(line), LIMIT);
+        assert_eq!(o.code(), Some(2), "{line}: {o:?}");
+        assert_eq!(o.stderr.trim().lines().count(), 1, "{line}: {}", o.stderr);
+        let flag = if line.contains("--tos") {
+            "--tos"
+        } else {
+            "--congestion"
+        };
+        assert!(
+            o.stderr.contains(flag) && o.stderr.contains(typed),
+            "{line}: {}",
+            o.stderr
+        );
+    }
+    // The kernel's list is named, so the fix is in the message.
+    let o = run(
+        &ports_in("-r 127.0.0.1 -P 1 -p @1 -t 1 --congestion nosuch"),
+        LIMIT,
+    );
+    assert!(o.stderr.contains("cubic"), "{}", o.stderr);
+    // Nothing listened: the port is free for the next run at once.
+    assert!(std::net::TcpListener::bind(ports_in("127.0.0.1:@1")).is_ok());
+}

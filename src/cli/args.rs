@@ -9,7 +9,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::help::{
     AFTER_SHORT_HELP, GENERATE, after_long_help, format_of, io_mode_of, parse_buffer,
-    parse_interval, parse_ms, parse_port, parse_secs, placement_of,
+    parse_congestion, parse_interval, parse_ms, parse_port, parse_secs, parse_tos, placement_of,
 };
 use super::values::{ByteSize, Mapping, Rate, SockBuf};
 use crate::config::{IoMode, Placement};
@@ -383,6 +383,29 @@ pub(crate) struct Cli {
         hide_short_help = true
     )]
     pub rcvlowat: Option<SockBuf>,
+
+    /// TCP congestion control of every data connection, as the kernel names it (cubic,
+    /// bbr, reno; its list: /proc/sys/net/ipv4/tcp_available_congestion_control)
+    /// [default: the kernel's].
+    #[arg(
+        long = "congestion",
+        value_name = "ALGO",
+        value_parser = parse_congestion,
+        help_heading = "Socket options",
+        hide_short_help = true
+    )]
+    pub congestion: Option<crate::config::Congestion>,
+
+    /// Type of service (IPv6: traffic class) of every data packet, decimal or 0x hex;
+    /// DSCP is its top six bits (EF, 46, is 0xb8) [default: 0].
+    #[arg(
+        long = "tos",
+        value_name = "VALUE",
+        value_parser = parse_tos,
+        help_heading = "Socket options",
+        hide_short_help = true
+    )]
+    pub tos: Option<u8>,
 
     /// SO_RCVBUF of the data sockets, K/M/G = 1024 (Windows -rb; -1 = kernel default).
     #[arg(

@@ -85,6 +85,8 @@ pub(super) fn data_opts(
                 .map(|r| (r.0 / 8.0 / sender_conns as f64).max(1.0) as u64),
             send_buffer: cli.send_buffer.and_then(|b| b.0),
             recv_buffer: cli.recv_buffer.and_then(|b| b.0),
+            congestion: cli.congestion,
+            tos: cli.tos,
             notsent_lowat: lowat(cli.notsent_lowat, by_path),
             rcvlowat: lowat(
                 cli.rcvlowat,

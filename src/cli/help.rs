@@ -81,6 +81,27 @@ pub(super) fn parse_secs(s: &str) -> Result<u32, String> {
     })
 }
 
+/// `--congestion`: an algorithm's name as the kernel spells it (whether this kernel has
+/// it is the host's to say, after parsing).
+pub(super) fn parse_congestion(s: &str) -> Result<crate::config::Congestion, String> {
+    crate::config::Congestion::new(s).ok_or_else(|| {
+        format!(
+            "'{s}' is not a congestion control name (up to {} letters, digits, '_' or '-', \
+             as in cubic, bbr, reno)",
+            crate::config::Congestion::MAX
+        )
+    })
+}
+
+/// `--tos`: the type-of-service byte, decimal or `0x` hex (DSCP 46, EF, is 0xb8).
+pub(super) fn parse_tos(s: &str) -> Result<u8, String> {
+    let v = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u8::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    v.map_err(|_| format!("'{s}' is not a type-of-service byte (0 to 255, or 0x00 to 0xff)"))
+}
+
 /// `-p`: a port number in digits (a minus-led `-0` is refused as typed, not read as 0).
 pub(super) fn parse_port(s: &str) -> Result<u16, String> {
     s.parse()

@@ -1,7 +1,8 @@
 //! The step after parsing: what a parsed command line asks of this host. Parsing itself
 //! reads nothing; these checks look at the interfaces and addresses (a receiver listens
 //! on one of its own addresses, `-a` is one of ours, `--show-nic-packets` names an
-//! interface) and fill in what the host answers (the interface owning `-a`).
+//! interface, `--congestion` an algorithm this kernel has) and fill in what the host
+//! answers (the interface owning `-a`).
 
 use std::net::IpAddr;
 
@@ -29,6 +30,10 @@ pub(crate) fn check_on_this_host(cfg: &mut Config) -> Result<(), UsageError> {
             )));
         }
         cfg.source.device = device_of(ip);
+    }
+    if let Some(c) = cfg.data.sockopts.congestion {
+        crate::sys::socket::congestion_available(c.as_str())
+            .map_err(|why| UsageError(format!("invalid value '{c}' for '--congestion': {why}")))?;
     }
     if let Some(nic) = &cfg.show.nic
         && !std::path::Path::new("/sys/class/net").join(nic).exists()

@@ -20,6 +20,14 @@ pub(super) const LINUX_ONLY: &[(&str, &str)] = &[
     ("notsent-lowat", "TCP_NOTSENT_LOWAT"),
     ("rcvlowat", "SO_RCVLOWAT"),
     ("fq-rate-limit", "pacing by the socket (SO_MAX_PACING_RATE)"),
+    (
+        "congestion",
+        "a congestion control per socket (TCP_CONGESTION)",
+    ),
+    (
+        "tos",
+        "a type of service per socket (Windows takes DSCP from its QoS policies)",
+    ),
     ("show-tcp-retrans", "/proc/net/netstat"),
     ("show-nic-packets", "/proc/net/dev"),
     ("show-dev-interrupts", "/proc/interrupts"),

@@ -189,6 +189,8 @@ fn windows_flag_table() {
             pacing_rate: None,
             send_buffer: Some(1 << 20),
             recv_buffer: None,
+            congestion: None,
+            tos: None,
             notsent_lowat: by_path(),
             rcvlowat: by_path(),
         }

@@ -328,12 +328,83 @@ pub(crate) struct SockOpts {
     pub send_buffer: Option<usize>,
     /// SO_RCVBUF to ask for (Windows `-rb`); None keeps the kernel's autotuning.
     pub recv_buffer: Option<usize>,
+    /// TCP_CONGESTION of every TCP data socket (`--congestion`); null: the kernel's
+    /// default.
+    pub congestion: Option<Congestion>,
+    /// IP_TOS (IPv6: IPV6_TCLASS) of every data socket (`--tos`); null: the kernel's.
+    pub tos: Option<u8>,
     /// TCP_NOTSENT_LOWAT of a sender's connections (`--notsent-lowat`): how much
     /// unsent data a connection's send queue holds before a write waits.
     pub notsent_lowat: Lowat,
     /// SO_RCVLOWAT of a receiver's TCP connections (`--rcvlowat`): how many unread bytes
     /// wake its reader.
     pub rcvlowat: Lowat,
+}
+
+/// A TCP congestion control algorithm as the kernel names it (`cubic`, `bbr`, `reno`):
+/// at most 15 bytes of letters, digits, `_` and `-` (the kernel's limit is 16 with the
+/// terminating NUL). Plain bytes, so that socket options stay `Copy`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Congestion {
+    len: u8,
+    name: [u8; Self::MAX],
+}
+
+impl Congestion {
+    /// The longest name the kernel takes.
+    pub(crate) const MAX: usize = 15;
+
+    /// `name` if it can name an algorithm.
+    pub(crate) fn new(name: &str) -> Option<Self> {
+        let ok = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+        if name.is_empty() || name.len() > Self::MAX || !name.bytes().all(ok) {
+            return None;
+        }
+        let mut c = Self {
+            len: name.len() as u8,
+            name: [0; Self::MAX],
+        };
+        c.name[..name.len()].copy_from_slice(name.as_bytes());
+        Some(c)
+    }
+
+    /// The name.
+    pub(crate) fn as_str(&self) -> &str {
+        // Only ASCII letters, digits, '_' and '-' are ever stored.
+        std::str::from_utf8(&self.name[..usize::from(self.len)]).unwrap_or("")
+    }
+}
+
+impl fmt::Debug for Congestion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl fmt::Display for Congestion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Congestion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl schemars::JsonSchema for Congestion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Congestion".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(g)
+    }
 }
 
 /// A low-water mark of a TCP connection's queue: TCP_NOTSENT_LOWAT on a sender's (a

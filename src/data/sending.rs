@@ -14,14 +14,24 @@ use crate::stop::Flag;
 use super::counters::Counters;
 use super::plan::SendPlan;
 
-/// Sets the buffer sizes of `opts` on `sock` (before connect or listen, so window
-/// scaling is negotiated for them).
-pub(crate) fn set_buffers(sock: &Socket, opts: &SockOpts) -> io::Result<()> {
+/// Sets what of `opts` a socket must have before it connects or listens: the buffer
+/// sizes (window scaling is negotiated for them), the type of service (the first
+/// packet carries it) and, on a TCP socket (`tcp`), the congestion control. A listener's
+/// accepted connections inherit them.
+pub(crate) fn set_options(sock: &Socket, opts: &SockOpts, tcp: bool) -> io::Result<()> {
     if let Some(b) = opts.send_buffer {
         sock.set_send_buffer_size(b)?;
     }
     if let Some(b) = opts.recv_buffer {
         sock.set_recv_buffer_size(b)?;
+    }
+    if let Some(tos) = opts.tos {
+        crate::sys::socket::set_tos(sock, tos)
+            .map_err(|e| io::Error::new(e.kind(), format!("--tos {tos:#04x}: {e}")))?;
+    }
+    if let (true, Some(c)) = (tcp, opts.congestion) {
+        crate::sys::socket::set_congestion(sock, c.as_str())
+            .map_err(|e| io::Error::new(e.kind(), format!("--congestion {c}: {e}")))?;
     }
     Ok(())
 }
@@ -108,7 +118,7 @@ pub(crate) fn sender_socket(
     local: Option<&(SocketAddr, Option<String>)>,
 ) -> io::Result<Socket> {
     let sock = Socket::new(Domain::for_address(target), ty, Some(proto))?;
-    set_buffers(&sock, opts)?;
+    set_options(&sock, opts, proto == Protocol::TCP)?;
     if let Some((addr, device)) = local {
         // A pinned port may still be in TIME_WAIT from the previous run.
         sock.set_reuse_address(true)?;
@@ -125,8 +135,8 @@ pub(crate) fn sender_socket(
 pub(crate) fn listen(addr: SocketAddr, opts: &SockOpts) -> io::Result<TcpListener> {
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     sock.set_reuse_address(true)?;
-    // Accepted connections inherit the buffer sizes (and TCP_NODELAY) of the listener.
-    set_buffers(&sock, opts)?;
+    // Accepted connections inherit the listener's options (and TCP_NODELAY).
+    set_options(&sock, opts, true)?;
     sock.set_tcp_nodelay(opts.no_delay)?;
     if addr.is_ipv6() {
         sock.set_only_v6(false).ok();

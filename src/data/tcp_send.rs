@@ -405,6 +405,7 @@ mod tests {
             recv_buffer: None,
             notsent_lowat,
             rcvlowat: Lowat::Kernel,
+            ..SockOpts::default()
         };
         let connected = |o| connect(at, soon, &Flag::default(), (&opts(o), false), None);
         if !crate::sys::socket::LOW_WATER_MARKS {

@@ -27,7 +27,7 @@ pub(crate) use super::udp_accounting::{Accounting, STAMP_LEN, Stamp, now_ns};
 use super::aligned::Aligned;
 use super::plan::{Flows, RecvPlan, SendPlan};
 use super::sending::{
-    WRITE_POLL, local_bind, sender_socket, sent, set_buffers, transient, wait_start,
+    WRITE_POLL, local_bind, sender_socket, sent, set_options, transient, wait_start,
 };
 use super::worker::{Applied, WorkerState};
 use crate::config::SockOpts;
@@ -191,7 +191,7 @@ fn send_loop(
 /// Binds a receiver's UDP data port with `opts`' buffer sizes.
 pub(crate) fn bind(addr: SocketAddr, opts: &SockOpts) -> io::Result<UdpSocket> {
     let sock = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-    set_buffers(&sock, opts)?;
+    set_options(&sock, opts, false)?;
     if addr.is_ipv6() {
         sock.set_only_v6(false).ok();
     }

@@ -471,6 +471,11 @@ pub(crate) struct Applied {
     /// Receiver: SO_RCVLOWAT as a stream connection read it back, bytes (the most of
     /// any; null where no stream was read).
     pub rcvlowat: Option<usize>,
+    /// TCP_CONGESTION as read back: the algorithm the connections use (null for UDP
+    /// and where the OS names none).
+    pub congestion: Option<crate::config::Congestion>,
+    /// IP_TOS (IPv6: IPV6_TCLASS) as read back (null where the OS does not say).
+    pub tos: Option<u8>,
 }
 
 impl Applied {
@@ -481,6 +486,10 @@ impl Applied {
             send_buffer: sock.send_buffer_size().unwrap_or(0),
             recv_buffer: sock.recv_buffer_size().unwrap_or(0),
             rcvlowat: None,
+            congestion: crate::sys::socket::congestion(sock)
+                .as_deref()
+                .and_then(crate::config::Congestion::new),
+            tos: crate::sys::socket::tos(sock),
         }
     }
 }

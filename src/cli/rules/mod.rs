@@ -346,6 +346,9 @@ fn check_transport(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), Usag
     if cli.notsent_lowat.is_some() {
         return err("--notsent-lowat (TCP_NOTSENT_LOWAT) is not applicable for UDP (-u)");
     }
+    if cli.congestion.is_some() {
+        return err("--congestion (TCP_CONGESTION) is not applicable for UDP (-u)");
+    }
     if cli.rcvlowat.is_some() {
         return err("--rcvlowat (SO_RCVLOWAT of a TCP stream) is not applicable for UDP (-u)");
     }

@@ -51,6 +51,98 @@ pub(crate) fn set_rcvlowat(sock: &impl AsSock, bytes: usize) -> std::io::Result<
     get_int(sock, libc::SOL_SOCKET, libc::SO_RCVLOWAT).map(|v| v.max(0) as usize)
 }
 
+/// Sets TCP_CONGESTION: the congestion control algorithm of a TCP socket (ENOENT: the
+/// kernel has no such algorithm; EPERM: an unprivileged process may not use it).
+#[allow(unsafe_code)]
+pub(crate) fn set_congestion(sock: &impl AsSock, name: &str) -> std::io::Result<()> {
+    // SAFETY: we pass the name's bytes and their exact length; the kernel copies them.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.raw_sock(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The congestion control algorithm of a TCP socket (None: not a TCP socket).
+#[allow(unsafe_code)]
+pub(crate) fn congestion(sock: &impl AsSock) -> Option<String> {
+    let mut name = [0u8; 16];
+    let mut len = name.len() as libc::socklen_t;
+    // SAFETY: we pass a buffer we own and its exact size; the kernel writes at most that.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.raw_sock(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    let got = name.get(..(len as usize).min(name.len()))?;
+    let text = got.split(|b| *b == 0).next()?;
+    (rc == 0 && !text.is_empty()).then(|| String::from_utf8_lossy(text).into_owned())
+}
+
+/// Whether a TCP socket may use the congestion control `name` here; if not, why, with
+/// the kernel's list of what it has (or allows this user).
+pub(crate) fn congestion_available(name: &str) -> Result<(), String> {
+    let list = |which: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/tcp_{which}_congestion_control"))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(", "))
+            .unwrap_or_default()
+    };
+    let probe = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+        .map_err(|e| format!("no TCP socket to try it on: {e}"))?;
+    match set_congestion(&probe, name) {
+        Ok(()) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Err(format!(
+            "this kernel has no such congestion control (it has: {})",
+            list("available")
+        )),
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => Err(format!(
+            "this user may not use it (allowed: {})",
+            list("allowed")
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Whether a socket is of the IPv6 family (a dual-stack one carries IPv4 too).
+fn is_v6(sock: &impl AsSock) -> bool {
+    get_int(sock, libc::SOL_SOCKET, libc::SO_DOMAIN).is_ok_and(|d| d == libc::AF_INET6)
+}
+
+/// Sets the type of service of a socket's packets: IP_TOS, and on an IPv6 socket
+/// IPV6_TCLASS too (its IPv4-mapped peers take IP_TOS).
+pub(crate) fn set_tos(sock: &impl AsSock, tos: u8) -> std::io::Result<()> {
+    if is_v6(sock) {
+        set_int(sock, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, tos.into())?;
+        let _ = set_int(sock, libc::IPPROTO_IP, libc::IP_TOS, tos.into());
+        Ok(())
+    } else {
+        set_int(sock, libc::IPPROTO_IP, libc::IP_TOS, tos.into())
+    }
+}
+
+/// The type of service a socket's packets carry (IPv6: the traffic class).
+pub(crate) fn tos(sock: &impl AsSock) -> Option<u8> {
+    let v = if is_v6(sock) {
+        get_int(sock, libc::IPPROTO_IPV6, libc::IPV6_TCLASS)
+    } else {
+        get_int(sock, libc::IPPROTO_IP, libc::IP_TOS)
+    };
+    v.ok().and_then(|v| u8::try_from(v).ok())
+}
+
 /// The path MTU the kernel knows for a connected socket's destination (IP_MTU /
 /// IPV6_MTU: the route's MTU, lowered by any ICMP "packet too big" seen).
 pub(crate) fn path_mtu(sock: &impl AsSock, ipv6: bool) -> std::io::Result<usize> {

@@ -51,6 +51,31 @@ pub(crate) fn set_rcvlowat(_sock: &impl AsSock, _bytes: usize) -> io::Result<usi
     Err(linux_only("SO_RCVLOWAT"))
 }
 
+/// TCP_CONGESTION is Linux's.
+pub(crate) fn set_congestion(_sock: &impl AsSock, _name: &str) -> io::Result<()> {
+    Err(linux_only("TCP_CONGESTION"))
+}
+
+/// Windows sets no congestion control per socket.
+pub(crate) fn congestion_available(_name: &str) -> Result<(), String> {
+    Err(linux_only("TCP_CONGESTION").to_string())
+}
+
+/// Windows names no congestion control per socket.
+pub(crate) fn congestion(_sock: &impl AsSock) -> Option<String> {
+    None
+}
+
+/// Windows ignores IP_TOS on its sockets (DSCP comes from its QoS policies).
+pub(crate) fn set_tos(_sock: &impl AsSock, _tos: u8) -> io::Result<()> {
+    Err(linux_only("IP_TOS"))
+}
+
+/// The type of service is not the socket's to say on Windows.
+pub(crate) fn tos(_sock: &impl AsSock) -> Option<u8> {
+    None
+}
+
 /// The path MTU Windows knows for a connected socket's destination (IP_MTU / IPV6_MTU,
 /// Windows 10 1607 and later).
 pub(crate) fn path_mtu(sock: &impl AsSock, ipv6: bool) -> io::Result<usize> {
