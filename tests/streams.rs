@@ -107,6 +107,12 @@ fn jsonl_streams_intervals_then_a_summary_per_side() {
             .map(|l| l["thread_bytes"][0].as_u64().unwrap() as f64)
             .sum();
         let summary = &lines.last().unwrap()["report"];
+        // Each interval says how busy this host's CPUs were over it: a sending or
+        // receiving side is never idle, nor past every CPU.
+        for l in &intervals {
+            let busy = l["cpu_busy_percent"].as_f64().expect("a CPU figure");
+            assert!(busy > 0.0 && busy <= 100.0, "{l}");
+        }
         let total = summary["totals"]["bytes"].as_u64().unwrap() as f64;
         // The intervals tile the window up to the last one's end (`covered`).
         assert_close(
@@ -127,10 +133,14 @@ fn interval_lines_in_the_windows_layout() {
     );
     assert_eq!(o.code(), Some(0), "{o:?}");
     let re = regex::Regex::new(
-        r"(?m)^receiver +\d+\.\d{3} - +\d+\.\d{3} s +\d+\.\d{3} KB/s +\d+\.\d{3} Gbit/s$",
+        r"(?m)^receiver +\d+\.\d{3} - +\d+\.\d{3} s +\d+\.\d{3} KB/s +\d+\.\d{3} Gbit/s  CPU +(\d+\.\d) %$",
     )
     .unwrap();
     let n = re.find_iter(&o.stdout).count();
+    for c in re.captures_iter(&o.stdout) {
+        let busy: f64 = c[1].parse().unwrap();
+        assert!(busy > 0.0 && busy <= 100.0, "{}", &c[0]);
+    }
     assert!(
         (3..=4).contains(&n),
         "{n} receiver interval lines:\n{}",

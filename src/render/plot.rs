@@ -218,6 +218,7 @@ mod tests {
             udp_loss: None,
             rr: None,
             connect: None,
+            cpu_busy_percent: None,
         }
     }
 

@@ -306,6 +306,7 @@ mod tests {
             udp_loss: None,
             rr: None,
             connect: None,
+            cpu_busy_percent: None,
         };
         assert_eq!(interval_text(&iv), "");
         let mut x = IntervalRr {

@@ -69,6 +69,9 @@ pub(crate) enum Line<'a> {
         /// Connection rate (`--connect-rate`): the interval's connections and connect
         /// times; else null.
         connect: Option<crate::timeline::IntervalConnect>,
+        /// This host's CPUs busy over the interval, percent (all CPUs, as the report's
+        /// `cpu.busy_percent`); null where the system does not say.
+        cpu_busy_percent: Option<f64>,
     },
     /// A side's final results (the same object as in `--format json`).
     Summary {
@@ -93,6 +96,7 @@ impl<'a> Line<'a> {
             udp_loss: s.udp_loss,
             rr: s.rr,
             connect: s.connect,
+            cpu_busy_percent: s.cpu_busy_percent,
         }
     }
 

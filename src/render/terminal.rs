@@ -217,6 +217,9 @@ impl Terminal {
                     ));
                 }
                 tp.push_str(&crate::render::rr::interval_text(iv));
+                if let Some(busy) = iv.cpu_busy_percent {
+                    tp.push_str(&format!(", cpu busy: {busy:.1}%"));
+                }
                 tp.push_str(&way);
                 if shows_status {
                     self.status(&format!("Real-time throughput: {tp}"));
@@ -230,9 +233,12 @@ impl Terminal {
                 });
                 loss.push_str(&crate::render::rr::interval_text(iv));
                 if self.look.interval.is_some() {
+                    let cpu = iv
+                        .cpu_busy_percent
+                        .map_or(String::new(), |b| format!("  CPU {b:5.1} %"));
                     let bps = stats::interval_bits_per_second(iv);
                     self.out(&format!(
-                        "{who:<8} {:8.3} - {:8.3} s {:16.3} KB/s {:10.3} Gbit/s{loss}\n",
+                        "{who:<8} {:8.3} - {:8.3} s {:16.3} KB/s {:10.3} Gbit/s{cpu}{loss}\n",
                         iv.start_s,
                         iv.end_s,
                         bps / 8.0 / 1024.0,

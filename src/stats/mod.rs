@@ -336,6 +336,7 @@ mod tests {
             udp_loss: None,
             rr: None,
             connect: None,
+            cpu_busy_percent: None,
         };
         assert!((interval_bits_per_second(&iv) - 64e6).abs() < 1e-6);
         let l = IntervalLoss {

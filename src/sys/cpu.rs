@@ -27,6 +27,18 @@ pub(crate) struct CpuTimes {
 }
 
 impl CpuTimes {
+    /// The system's CPU time now.
+    pub(crate) fn now() -> Self {
+        super::os::counters::cpu_times()
+    }
+
+    /// The busy percentage since `earlier` (None: no time passed that the system
+    /// counted).
+    pub(crate) fn busy_percent_since(&self, earlier: &Self) -> Option<f64> {
+        let d = self.delta(earlier);
+        (d.total() > 0).then(|| d.busy_fraction() * 100.0)
+    }
+
     /// All ticks, the denominator of every percentage.
     pub(crate) fn total(&self) -> u64 {
         self.user

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::Serialize;
 
 use crate::data::{Sample, WorkerState};
+use crate::sys::cpu::CpuTimes;
 use crate::sys::{Snapshot, affinity};
 
 mod directions;
@@ -312,6 +313,7 @@ async fn measure<M: Monitor>(
     let mut intervals = Intervals {
         every,
         last: start.to_vec(),
+        last_cpu: CpuTimes::now(),
         last_t: 0.0,
         report_at: every.map(|e| m0 + e),
         planned_s: plan.measure.map(|d| d.as_secs_f64()),
@@ -366,6 +368,8 @@ async fn measure<M: Monitor>(
 struct Intervals {
     every: Option<Duration>,
     last: Vec<Sample>,
+    /// The system's CPU time when the last interval ended.
+    last_cpu: CpuTimes,
     last_t: f64,
     report_at: Option<Instant>,
     planned_s: Option<f64>,
@@ -384,11 +388,14 @@ impl Intervals {
         }
         let workers = ways.all();
         let now = sample(workers);
+        let cpu = CpuTimes::now();
+        let cpu_busy_percent = cpu.busy_percent_since(&self.last_cpu);
         for (direction, range) in ways.groups() {
             let span = Span {
                 start_s: self.last_t,
                 end_s: t,
                 planned_s: self.planned_s,
+                cpu_busy_percent,
             };
             let (mine, last) = (&workers[range.clone()], &self.last[range.clone()]);
             progress(Progress::Interval(span.of(
@@ -398,7 +405,7 @@ impl Intervals {
                 &now[range],
             )));
         }
-        (self.last, self.last_t) = (now, t);
+        (self.last, self.last_t, self.last_cpu) = (now, t, cpu);
         self.report_at = self.report_at.map(|r| r + every);
     }
 }

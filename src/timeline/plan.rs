@@ -58,6 +58,8 @@ pub(crate) struct IntervalSample {
     pub rr: Option<IntervalRr>,
     /// Connection rate: the interval's connections and connect times; else None.
     pub connect: Option<IntervalConnect>,
+    /// This host's CPUs busy over the interval, percent (None: the system did not say).
+    pub cpu_busy_percent: Option<f64>,
 }
 
 /// When one interval lies in the measurement.
@@ -69,6 +71,8 @@ pub(crate) struct Span {
     pub end_s: f64,
     /// Length of the measurement, if it has one.
     pub planned_s: Option<f64>,
+    /// This host's CPUs busy over it, percent.
+    pub cpu_busy_percent: Option<f64>,
 }
 
 impl Span {
@@ -97,6 +101,7 @@ impl Span {
             udp_loss: IntervalLoss::between(last, now),
             rr,
             connect,
+            cpu_busy_percent: self.cpu_busy_percent,
         }
     }
 }

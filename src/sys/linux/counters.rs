@@ -3,6 +3,12 @@
 use super::procfs;
 use crate::sys::Snapshot;
 
+/// The system's CPU time now (the aggregate line of /proc/stat).
+pub(crate) fn cpu_times() -> crate::sys::cpu::CpuTimes {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    procfs::parse_cpu_line(&stat).unwrap_or_default()
+}
+
 /// Reads every counter file; one that cannot be read leaves its fields at zero.
 pub(crate) fn snapshot() -> Snapshot {
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();

@@ -41,6 +41,12 @@ pub(crate) fn snapshot() -> Snapshot {
     }
 }
 
+/// The system's CPU time now (GetSystemTimes; interrupt and DPC time stay in kernel time,
+/// which changes no busy fraction).
+pub(crate) fn cpu_times() -> CpuTimes {
+    system_times()
+}
+
 /// CPU time of all processors, in 100 ns units: user, kernel less idle, idle.
 #[allow(unsafe_code)]
 fn system_times() -> CpuTimes {
