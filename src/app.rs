@@ -32,6 +32,7 @@ pub fn main(args: &[OsString]) -> u8 {
         Ok(Parsed::Help(text)) => return print_info(&format!("{banner}{text}")),
         Ok(Parsed::Version) => return print_info(&banner),
         Ok(Parsed::Generated(text)) => return print_info(&text),
+        Ok(Parsed::Merge(job)) => return crate::merge::run(&job),
         Err(e) => return usage_error(&e),
     };
     if let Err(e) = cli::host::check_on_this_host(&mut config) {

@@ -6,7 +6,8 @@
 //! enters (`main`, which returns the documented exit status). The floors, each importing
 //! only from below:
 //! * `app` — the command: parse, check the host and outputs, detach, run, exit status.
-//! * `run` — one run of a role (both for `--loopback`) and the outcome's exit status.
+//! * `run` — one run of a role (both for `--loopback`) and the outcome's exit status;
+//!   `merge` — `ntttcp merge`, many runs' documents folded into one.
 //! * `sender`, `receiver` — each role's story: set up, handshake, timeline, report.
 //! * `render` — every output: tables, log lines, JSON/XML, plots; `terminal` writes them.
 //! * `cli` — the command line (both dialects) → `config::Config`. Only `cli` knows clap.
@@ -28,6 +29,7 @@ mod cli;
 mod config;
 mod control;
 mod data;
+mod merge;
 mod pace;
 mod plan;
 mod receiver;

@@ -18,6 +18,7 @@ mod files;
 mod floods;
 mod install;
 mod loopback;
+mod merge;
 mod netns;
 mod outputs;
 mod placement;

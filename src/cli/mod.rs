@@ -11,6 +11,7 @@ mod assemble;
 pub(crate) mod dialect;
 mod help;
 pub(crate) mod host;
+mod merge;
 mod platform;
 mod rules;
 mod thresholds;
@@ -37,6 +38,8 @@ pub(crate) enum Parsed {
     Version,
     /// `--generate`: print this text (a man page, a completion script) as it is.
     Generated(String),
+    /// `ntttcp merge FILE...`: fold these runs' documents into one.
+    Merge(crate::config::MergeJob),
 }
 
 /// The clap definition as the parser uses it: a flag that takes one value takes it even
@@ -83,6 +86,13 @@ fn generate(kind: &str) -> String {
 /// Parses a whole command line (program name first). `cpus` are the CPU numbers this
 /// process may run on, for checking `-m` CPU fields.
 pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
+    if args.get(1).is_some_and(|a| a == "merge") {
+        return match merge::parse(&args[2..]) {
+            Ok(job) => Ok(Parsed::Merge(job)),
+            Err(Ok(help)) => Ok(Parsed::Help(help)),
+            Err(Err(e)) => Err(e),
+        };
+    }
     let cmd = command();
     let longs: Vec<String> = cmd
         .get_arguments()

@@ -26,7 +26,9 @@ fn parse_line(line: &str) -> Result<Config, UsageError> {
             Ok(*c)
         }
         Parsed::Help(t) => panic!("unexpected help output: {t}"),
-        Parsed::Version | Parsed::Generated(_) => panic!("unexpected version output"),
+        Parsed::Version | Parsed::Generated(_) | Parsed::Merge(_) => {
+            panic!("unexpected version output")
+        }
     }
 }
 

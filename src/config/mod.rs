@@ -14,7 +14,7 @@ mod workload;
 pub(crate) use workload::{Direction, MAX_RR_SIZE, Workload};
 
 /// Which side of the test this process plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Role {
     /// Listens on P ports and drains whatever arrives (`-r`, the default).
@@ -26,7 +26,7 @@ pub(crate) enum Role {
 }
 
 /// Which command-line dialect a line was read in (see `cli::dialect`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Dialect {
     /// ntttcp-for-linux 1.4.3: case-sensitive single letters (`-P` ports, `-l` connections).
@@ -36,7 +36,7 @@ pub(crate) enum Dialect {
 }
 
 /// How a sender worker drives its sockets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum IoMode {
     /// Non-blocking writes round-robin over the worker's connections (one or several),
@@ -55,7 +55,9 @@ pub(crate) enum IoMode {
 pub(crate) const DEFAULT_PLACEMENT: Placement = Placement::Auto;
 
 /// Where the worker threads of a `*` mapping run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Placement {
     /// Round-robin for a TCP stream whose peer is on this host (a sender whose target is
@@ -74,7 +76,17 @@ pub(crate) enum Placement {
 }
 
 /// Transport of the data connections (the sync channel is always TCP).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Protocol {
     /// TCP streams (the default).
@@ -86,7 +98,17 @@ pub(crate) enum Protocol {
 
 /// Opt-in copy-avoiding data paths; they change what is measured, so every report says
 /// which were on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ZeroCopy {
     /// Sender: `sendfile()` from an in-memory file instead of `send()` (`-Z`, `--sendfile`).
@@ -107,7 +129,9 @@ pub(crate) struct PortPlan {
 
 /// Warm-up, measurement and cool-down lengths in whole seconds (the sync protocol
 /// exchanges whole seconds). A duration of 0 means "continuous until interrupted".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Phases {
     /// Seconds of traffic before counting starts (`-W`, `-wu`).
@@ -317,7 +341,17 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) const MAX_WAITING_CLIENTS: usize = 7;
 
 /// Socket options for data connections (both roles).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SockOpts {
     /// TCP_NODELAY (`--no-delay`, Windows `-ndl`).
@@ -393,6 +427,15 @@ impl serde::Serialize for Congestion {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Congestion {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Self::new(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!("'{name}' is not a congestion control name"))
+        })
+    }
+}
+
 impl schemars::JsonSchema for Congestion {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Congestion".into()
@@ -411,7 +454,17 @@ impl schemars::JsonSchema for Congestion {
 /// writer that waits once a little is queued unsent wakes while the data it wrote is
 /// still in cache where the reader copies it), SO_RCVLOWAT on a receiver's (a reader
 /// woken for more bytes at a time wakes less often); docs/benchmarks.md.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Lowat {
     /// The default of the side that sets it. Sender: 64 KiB where a connection's
@@ -514,6 +567,15 @@ pub(crate) fn loopback_host(ipv6: bool) -> &'static str {
     if ipv6 { "::1" } else { "127.0.0.1" }
 }
 
+/// `ntttcp merge`: which documents to fold, and how to show the result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MergeJob {
+    /// The documents' files, in order (`-`: stdin).
+    pub files: Vec<String>,
+    /// One JSON document instead of the Windows tables.
+    pub json: bool,
+}
+
 /// A command-line or configuration mistake: printed as one line, exit status 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct UsageError(pub String);
@@ -527,7 +589,7 @@ impl fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 /// Where a mapping's threads run: one CPU (`0`), or spread over the allowed CPUs (`*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum CpuSpec {
     /// `*`: worker k runs on the k-th allowed CPU, round-robin.
     Any,

@@ -459,7 +459,17 @@ impl WorkerState {
 }
 
 /// Socket options as the kernel set them (Linux doubles SO_SNDBUF/SO_RCVBUF requests).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Applied {
     /// TCP_NODELAY as read back.

@@ -329,7 +329,7 @@ fn extras(r: &Report) -> Vec<Member> {
     }
     if let Some(e) = &r.end.early {
         let mut early = vec![
-            ("by", s(e.by)),
+            ("by", s(&e.by)),
             ("reason", s(&e.reason)),
             ("measuredSeconds", s(format!("{:.3}", e.measured_s))),
         ];

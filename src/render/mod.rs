@@ -7,6 +7,7 @@ pub(crate) mod console;
 pub(crate) mod files;
 pub(crate) mod json;
 pub(crate) mod linux;
+pub(crate) mod merge;
 pub(crate) mod plot;
 pub(crate) mod rr;
 pub(crate) mod schema;
@@ -61,7 +62,7 @@ mod tests {
         let r = cut_short(End::PeerEnded, Some(6.0));
         let e = r.end.early.clone().expect("ended early");
         assert_eq!(
-            (e.by, e.measured_s, e.planned_s),
+            (e.by.as_str(), e.measured_s, e.planned_s),
             ("sender", 2.0, Some(6.0))
         );
         assert!(

@@ -6,6 +6,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::report::merge::Merge;
 use crate::report::{Report, Side};
 use crate::timeline::IntervalSample;
 
@@ -24,6 +25,9 @@ pub(crate) struct Document<'a> {
     /// One entry per side.
     #[schemars(length(min = 1))]
     pub reports: &'a [Report],
+    /// `ntttcp merge`: how the merged runs compare (absent from a run's own document).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge: Option<&'a Merge>,
 }
 
 impl<'a> Document<'a> {
@@ -33,6 +37,15 @@ impl<'a> Document<'a> {
             schema: SCHEMA,
             version: env!("CARGO_PKG_VERSION"),
             reports,
+            merge: None,
+        }
+    }
+
+    /// The document of a merge: its `reports` and how the runs compare.
+    pub(crate) fn merged(reports: &'a [Report], merge: &'a Merge) -> Self {
+        Self {
+            merge: Some(merge),
+            ..Self::new(reports)
         }
     }
 }

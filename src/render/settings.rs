@@ -148,7 +148,9 @@ mod tests {
             .collect();
         match parse(&args, &[0, 1]).unwrap() {
             Parsed::Run(c, _) => *c,
-            Parsed::Help(_) | Parsed::Version | Parsed::Generated(_) => unreachable!(),
+            Parsed::Help(_) | Parsed::Version | Parsed::Generated(_) | Parsed::Merge(_) => {
+                unreachable!()
+            }
         }
     }
 

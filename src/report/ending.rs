@@ -1,14 +1,14 @@
 //! How a measurement ended, and whether it fell short of its plan.
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Side;
 use crate::timeline::End;
 
 /// How a measurement ended: `kind`, the fault's `reason`, and, when it fell short of its
 /// plan, `early` with who ended it.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Ending {
     /// completed | interrupted | peer_ended | fault.
@@ -25,7 +25,7 @@ pub(crate) struct Ending {
 }
 
 /// The kinds of `End`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum EndKind {
     /// The window ran to its timer (or, continuous, until stopped).
@@ -64,12 +64,12 @@ impl Ending {
 
 /// A measurement that did not run to its timer: who or what ended it, why, and how
 /// long it ran against its plan.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EarlyEnd {
     /// `user` (Ctrl+C or a signal on this side), `sender` / `receiver` (the peer said it
     /// stopped early), or `fault` (a lost peer, connection or path).
-    pub by: &'static str,
+    pub by: String,
     /// What happened, for people.
     pub reason: String,
     /// Seconds measured.
@@ -108,7 +108,7 @@ impl EarlyEnd {
             End::Fault(r) => ("fault", r.clone()),
         };
         Some(Self {
-            by,
+            by: by.into(),
             reason,
             measured_s,
             planned_s,

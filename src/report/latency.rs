@@ -2,10 +2,10 @@
 //! connection-rate connections, their times' percentiles, and TCP_INFO round-trip times.
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A request/response test's result (`--rr`) over the measurement window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RrResult {
     /// Bytes of each request, and of its response.
@@ -23,7 +23,7 @@ pub(crate) struct RrResult {
 
 /// Percentiles of round-trip times, microseconds (from a histogram of three
 /// significant digits).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Latency {
     /// The fastest.
@@ -43,7 +43,7 @@ pub(crate) struct Latency {
 }
 
 /// A connection-rate test's result (`--connect-rate`) over the measurement window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConnectResult {
     /// Connections in the window: on the sender those established, on the receiver
@@ -63,7 +63,7 @@ pub(crate) struct ConnectResult {
 }
 
 /// Round-trip times sampled from TCP_INFO, microseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Rtt {
     /// Samples taken (connections × looks).

@@ -6,6 +6,7 @@
 mod ending;
 mod latency;
 mod measured;
+pub(crate) mod merge;
 mod note;
 mod presentation;
 
@@ -16,7 +17,7 @@ pub(crate) use note::{Note, Notes};
 pub(crate) use presentation::{OutputFile, Presentation};
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::timeline::End;
 
@@ -42,7 +43,7 @@ impl Format {
 }
 
 /// Which side produced a report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Side {
     /// The sending side.
@@ -64,7 +65,7 @@ impl Direction {
 }
 
 /// One worker thread's result over the measurement window.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Thread {
     /// Thread index (sender) or port index (receiver).
@@ -106,7 +107,7 @@ impl Thread {
 
 /// A UDP receiver's accounting over the measurement window, from the sequence numbers
 /// and send times our sender stamps into each datagram.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UdpResult {
     /// Datagrams received, duplicates included (= calls).
@@ -130,7 +131,7 @@ pub(crate) struct UdpResult {
 }
 
 /// What the run was asked to do, as the structured outputs report it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Params {
     /// Bytes per send() call.
@@ -209,7 +210,7 @@ impl Params {
 }
 
 /// A whole side's result: one entry of a `--format json` document's `reports`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Report {
     /// "sender" or "receiver".
@@ -282,7 +283,7 @@ pub(crate) struct Report {
 }
 
 /// Totals over all threads.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Totals {
     /// Bytes in the window: on a TCP sender those its connections delivered (the receiver
@@ -311,7 +312,7 @@ pub(crate) struct Totals {
 }
 
 /// CPU figures.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Cpu {
     /// CPUs of the host.
@@ -341,7 +342,7 @@ pub(crate) struct Cpu {
 }
 
 /// System-wide network counters.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Network {
     /// TCP segments sent (`OutSegs`).
@@ -364,7 +365,7 @@ pub(crate) struct Network {
 
 /// Socket options: what was asked for and what the kernel applied (Linux doubles buffer
 /// sizes and clamps them to `net.core.rmem_max` / `wmem_max`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SocketReport {
     /// `--no-delay` / `-ndl`, `-sb`, `-rb` as given.
@@ -376,7 +377,7 @@ pub(crate) struct SocketReport {
 }
 
 /// Interrupts on the /proc/interrupts lines containing a pattern.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DevInterrupts {
     /// The text looked for.

@@ -5,6 +5,7 @@
 
 #[cfg(test)]
 pub(crate) mod fixture;
+pub(crate) mod merge;
 pub(crate) mod rr;
 mod tables;
 mod udp;
@@ -322,7 +323,7 @@ mod tests {
         assert_eq!(cut_short(End::PeerEnded, None).end.early, None);
         assert_eq!(cut_short(End::Interrupted, None).end.early, None);
         let f = cut_short(End::Fault("sender 1.2.3.4 closed".into()), None);
-        assert_eq!(f.end.early.map(|e| e.by), Some("fault"));
+        assert_eq!(f.end.early.map(|e| e.by).as_deref(), Some("fault"));
     }
 
     #[test]

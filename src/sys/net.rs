@@ -4,10 +4,10 @@ use std::net::{IpAddr, SocketAddr, TcpListener};
 
 pub(crate) use super::os::net::{device_of, half_open};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The system-wide TCP MIB counters NTttcp reports (same names as the Windows MIB).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct TcpCounters {
     /// Segments sent (`OutSegs`).
     pub out_segs: u64,
@@ -47,7 +47,9 @@ impl TcpCounters {
 
 /// The system-wide UDP MIB counters (IPv4 and IPv6 together): NTttcp's packet and error
 /// columns for UDP tests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UdpCounters {
     /// Datagrams delivered to sockets (`InDatagrams`).
@@ -89,7 +91,9 @@ impl UdpCounters {
 
 /// TcpExt retransmit counters of /proc/net/netstat (`--show-tcp-retrans`); a counter
 /// the kernel no longer has (TCPForwardRetrans is gone from recent kernels) reads 0.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TcpExt {
     /// `TCPLostRetransmit`.
@@ -123,7 +127,7 @@ impl TcpExt {
 }
 
 /// Packet counters of one interface.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct NicPackets {
     /// Interface name.

@@ -4,7 +4,7 @@
 
 pub(crate) use super::os::socket::*;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::RawSock;
 
@@ -17,7 +17,7 @@ pub(crate) fn reports_delivery(sock: RawSock) -> bool {
 
 /// One connection's TCP state, read at the end of the test (counters cover the
 /// connection's whole life, warm-up included).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConnInfo {
     /// Sender thread that owned the connection.
