@@ -109,9 +109,31 @@ pub(crate) fn receiver_opening(cycle: u32) -> [Step; 4] {
     ]
 }
 
-/// Accepts a sender's sync connection on `l` and plays a stock receiver's opening for
-/// `cycle`.
+/// Our extension's probe, which our sender sends where the proposal would be.
+pub(crate) const PROBE: [u8; 4] = [0xA7, b'N', b'T', 1];
+
+/// Plays a stock receiver (whose own `-t` is `own_t`) on our sender's first session: it
+/// takes the probe for a proposal shorter than its `-t` and answers that, and the sender
+/// closes the session, saying nothing more, to start over on a new one.
+pub(crate) fn accept_probe(l: &TcpListener, own_t: u32) {
+    let mut s = accept(l);
+    let script = [
+        Hear(X, "the state query"),
+        Say(NOT_STARTED),
+        Hear(PROBE, "our extension's probe, where the proposal would be"),
+        Say(int(own_t)),
+    ];
+    play(&mut s, &script);
+    let mut rest = Vec::new();
+    s.read_to_end(&mut rest)
+        .expect("the sender closes the probe session");
+    assert!(rest.is_empty(), "bytes after the probe: {rest:?}");
+}
+
+/// Plays a stock receiver against our sender on `l`: the probe session, then, on the
+/// second session, the stock opening for `cycle`, byte for byte.
 pub(crate) fn accept_opening(l: &TcpListener, cycle: u32) -> TcpStream {
+    accept_probe(l, cycle);
     let mut sync = accept(l);
     play(&mut sync, &receiver_opening(cycle));
     sync
@@ -304,6 +326,8 @@ pub(crate) fn stock_receiver(port: u16, args: &str, cycle: u32, expect_end: bool
     let o = s.wait(IO);
     d.join().unwrap();
     assert_eq!(o.code(), Some(0), "{o:?}");
+    let said = o.stderr.matches("its figures are not available").count();
+    assert_eq!(said, 1, "the stock receiver is named once: {}", o.stderr);
     let t = &parse_tables(&o.stdout)[0];
     assert!(t.meg > 1.0);
     assert!(t.meg * 1048576.0 <= total.load(Ordering::Relaxed) as f64 * 1.01);
@@ -467,6 +491,7 @@ fn colliding_cycle_is_proposed_one_second_longer() {
     let _ports = Ports::take(1);
     let sync_l = TcpListener::bind(ports_in("127.0.0.1:@0")).unwrap();
     let s = spawn("sender", "-s 127.0.0.1 -P 1 -n 1 -p @1 -W 1 -t 80 -C 1");
+    accept_probe(&sync_l, 80);
     let mut sync = accept(&sync_l);
     let script = [
         Hear(X, "the state query"),

@@ -9,11 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::conformance::{Hear, IO, NOT_STARTED, Say, X, accept, drain, int, play, stock_receiver};
+use crate::conformance::{
+    Hear, IO, NOT_STARTED, PROBE, Say, X, accept, drain, int, play, stock_receiver,
+};
 use crate::util::{Ports, port, ports_in, spawn};
-
-/// Our extension's probe: a negative proposal, which no stock sender sends.
-const PROBE: [u8; 4] = [0xA7, b'N', b'T', 1];
 
 /// A sender asking for one of our extension's features (`extra`, named `flag` in its
 /// error) against a stock receiver: exit 1 at once, nothing but the query and the probe

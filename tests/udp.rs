@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::util::{
-    Ports, Scratch, assert_close, assert_valid, port, ports_in, promise, run, spawn, validator,
+    Ports, Scratch, assert_close, assert_valid, parse_tables, port, ports_in, promise, run, spawn,
+    validator,
 };
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -516,4 +517,48 @@ fn send_handmade(sock: &std::net::UdpSocket) {
         let sent_ns = 3_000_000 * i as u64;
         sock.send(&stamped(0x5eed, *seq, sent_ns)).unwrap();
     }
+}
+
+/// Two processes with sync: the receiver sends its report back over the sync connection,
+/// so the sender's document holds it beside its own, the same report the receiver
+/// printed, loss figures included; the sender's tables add the receiver's.
+#[test]
+fn the_senders_document_carries_the_receivers_loss_figures() {
+    let _ports = Ports::take(1);
+    let r = spawn(
+        "receiver",
+        "-r 127.0.0.1 -u -P 1 -p @1 -t 2 --recv-buffer 4M --format json",
+    );
+    let s = spawn(
+        "sender",
+        "-s 127.0.0.1 -u -P 1 -n 1 -p @1 -t 2 -b 1200 -B 20M --format json",
+    );
+    let (so, ro) = (s.wait(LIMIT), r.wait(LIMIT));
+    assert_eq!((so.code(), ro.code()), (Some(0), Some(0)), "{so:?}\n{ro:?}");
+    let (sd, rd) = (json(&so.stdout), json(&ro.stdout));
+    assert_valid(&validator(), &sd);
+    let reports = sd["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 2, "{sd}");
+    assert_eq!(reports[0]["side"], "sender");
+    let theirs = &reports[1];
+    assert_eq!(
+        *theirs, rd["reports"][0],
+        "the receiver's own report, as it printed it"
+    );
+    let udp = &theirs["udp"];
+    assert!(u64_of(&udp["expected"]) > 1000, "{udp}");
+    assert!(
+        udp["lost"].is_u64() && udp["loss_percent"].is_f64(),
+        "{udp}"
+    );
+    // NTttcp's tables: the sender's, then the receiver's under a heading naming it.
+    let r = spawn("receiver", "-r 127.0.0.1 -u -P 1 -p @11 -t 1");
+    let s = run(
+        "-s 127.0.0.1 -u -P 1 -n 1 -p @11 -t 1 -b 1200 -B 20M",
+        LIMIT,
+    );
+    let ro = r.wait(LIMIT);
+    assert_eq!((s.code(), ro.code()), (Some(0), Some(0)), "{s:?}\n{ro:?}");
+    assert_eq!(parse_tables(&s.stdout).len(), 2, "{}", s.stdout);
+    assert!(s.stdout.contains("The receiver's figures"), "{}", s.stdout);
 }

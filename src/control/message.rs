@@ -32,6 +32,20 @@ const FEATURES_TAG: [u8; 3] = [0xA8, b'N', b'T'];
 /// closes connections (`--connect-rate`); the receiver answers the same value.
 pub(crate) const CONNECT_RATE: i32 = i32::from_be_bytes([0xA9, b'N', b'T', 1]);
 
+/// After a probe answered with `Features::REPORT`: this sender wants the receiver's
+/// report over the sync connection at the end of the test; the receiver answers the
+/// same value.
+pub(crate) const WANT_REPORT: i32 = i32::from_be_bytes([0xAA, b'N', b'T', 1]);
+
+/// Receiver to sender, at the end of a test whose sender asked (`WANT_REPORT`): this
+/// value, then the length of what follows (4 bytes, big-endian) and that many bytes of
+/// JSON, the receiver's reports.
+pub(crate) const REPORT_FRAME: i32 = i32::from_be_bytes([0xAB, b'N', b'T', 1]);
+
+/// The most bytes of a report frame a sender takes (a receiver of 10,000 connections
+/// writes about a megabyte): a length past it ends the exchange, never an allocation.
+pub(crate) const MAX_REPORT_BYTES: u32 = 16 << 20;
+
 /// What an extended receiver serves, one bit each (the answer's low byte).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Features(pub u8);
@@ -46,9 +60,16 @@ impl Features {
     /// `--connect-rate`: it counts and closes the connections of a test it was told is
     /// one (`CONNECT_RATE`).
     pub(crate) const CONNECT_RATE: Self = Self(8);
+    /// It sends its report back to a sender that asks (`WANT_REPORT`).
+    pub(crate) const REPORT: Self = Self(16);
     /// Everything this build serves.
-    pub(crate) const ALL: Self =
-        Self(Self::REQUEST_RESPONSE.0 | Self::REVERSE.0 | Self::BIDIR.0 | Self::CONNECT_RATE.0);
+    pub(crate) const ALL: Self = Self(
+        Self::REQUEST_RESPONSE.0
+            | Self::REVERSE.0
+            | Self::BIDIR.0
+            | Self::CONNECT_RATE.0
+            | Self::REPORT.0,
+    );
 
     /// Whether every bit of `other` is served.
     pub(crate) fn has(self, other: Self) -> bool {
@@ -98,6 +119,8 @@ pub(crate) enum Request {
     Probe,
     /// Our extension: the test is a connection-rate one (`CONNECT_RATE`, after a probe).
     ConnectRate,
+    /// Our extension: send me your report at the end (`WANT_REPORT`, after a probe).
+    WantReport,
 }
 
 /// What the sender is waiting for.
@@ -113,6 +136,8 @@ pub(crate) enum ReplyPhase {
     Probe,
     /// The answer to a connection-rate test's announcement.
     ConnectRate,
+    /// The answer to a request for the receiver's report.
+    WantReport,
 }
 
 /// A message from receiver to sender.
@@ -134,6 +159,8 @@ pub(crate) enum Reply {
     NotExtended(i32),
     /// The receiver will count and close this test's connections (`CONNECT_RATE`).
     ConnectRateTaken,
+    /// The receiver will send its report at the end (`WANT_REPORT`).
+    ReportPromised,
 }
 
 /// An integer that makes no sense in the phase it arrived in.
@@ -205,6 +232,7 @@ impl Request {
             Self::End => END,
             Self::Probe => PROBE,
             Self::ConnectRate => CONNECT_RATE,
+            Self::WantReport => WANT_REPORT,
         }
     }
 
@@ -217,6 +245,7 @@ impl Request {
             (RequestPhase::Proposal, v) if v >= 0 => Ok(Self::Propose(v as u32)),
             (RequestPhase::Proposal, PROBE) => Ok(Self::Probe),
             (RequestPhase::Proposal, CONNECT_RATE) => Ok(Self::ConnectRate),
+            (RequestPhase::Proposal, WANT_REPORT) => Ok(Self::WantReport),
             (RequestPhase::Proposal, _) => Err(unexpected("a cycle time in seconds")),
             (RequestPhase::Start, START) => Ok(Self::Start),
             (RequestPhase::Start, START_LAST) => Ok(Self::StartLast),
@@ -243,6 +272,7 @@ impl Reply {
             }
             Self::NotExtended(v) => v,
             Self::ConnectRateTaken => CONNECT_RATE,
+            Self::ReportPromised => WANT_REPORT,
         }
     }
 
@@ -262,6 +292,8 @@ impl Reply {
             (ReplyPhase::Start, _) => Err(unexpected("'R', 'W' or 'E'")),
             (ReplyPhase::ConnectRate, CONNECT_RATE) => Ok(Self::ConnectRateTaken),
             (ReplyPhase::ConnectRate, _) => Err(unexpected("the connection-rate answer")),
+            (ReplyPhase::WantReport, WANT_REPORT) => Ok(Self::ReportPromised),
+            (ReplyPhase::WantReport, _) => Err(unexpected("the answer to the report request")),
             (ReplyPhase::Probe, v) => {
                 let [a, b, c, bits] = v.to_be_bytes();
                 Ok(if [a, b, c] == FEATURES_TAG {

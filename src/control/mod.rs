@@ -25,6 +25,9 @@ pub(crate) struct Connection {
     stream: TcpStream,
     deadline: Duration,
     peer: String,
+    /// The sender asked for the receiver's report at the end (`WANT_REPORT`), and was
+    /// promised it.
+    report: bool,
 }
 
 /// What the reader task saw.
@@ -32,6 +35,8 @@ pub(crate) struct Connection {
 pub(crate) enum Incoming {
     /// A whole 4-byte message.
     Message(i32),
+    /// A report frame's JSON (`message::REPORT_FRAME`).
+    Report(Vec<u8>),
     /// The peer closed the connection or it failed (with the reason).
     Closed(String),
 }
@@ -57,7 +62,18 @@ impl Connection {
             stream,
             deadline,
             peer,
+            report: false,
         }
+    }
+
+    /// Whether the report was asked for and promised on this connection.
+    pub(crate) fn wants_report(&self) -> bool {
+        self.report
+    }
+
+    /// Marks the report asked for and promised.
+    pub(crate) fn promise_report(&mut self) {
+        self.report = true;
     }
 
     /// The peer's address, for messages.
@@ -106,6 +122,7 @@ impl Connection {
             half: write,
             deadline: self.deadline,
             peer: self.peer,
+            report: self.report,
         }
     }
 }
@@ -116,6 +133,8 @@ pub(crate) struct Writer {
     half: OwnedWriteHalf,
     deadline: Duration,
     peer: String,
+    /// The report was asked for and promised on this connection.
+    report: bool,
 }
 
 impl Writer {
@@ -127,6 +146,30 @@ impl Writer {
     /// Sends one message.
     pub(crate) async fn send(&mut self, value: i32) -> Result<()> {
         write_int(&mut self.half, value, self.deadline, &self.peer).await
+    }
+
+    /// Whether the report was asked for and promised on this connection.
+    pub(crate) fn wants_report(&self) -> bool {
+        self.report
+    }
+
+    /// Sends a report frame: its tag, the length of `json` and `json`.
+    pub(crate) async fn send_report(&mut self, json: &[u8]) -> Result<()> {
+        let Ok(len) = u32::try_from(json.len()) else {
+            bail!("a report of {} bytes is too long to send", json.len());
+        };
+        let mut frame = Vec::with_capacity(8 + json.len());
+        frame.extend_from_slice(&message::encode(message::REPORT_FRAME));
+        frame.extend_from_slice(&len.to_be_bytes());
+        frame.extend_from_slice(json);
+        match timeout(self.deadline, self.half.write_all(&frame)).await {
+            Err(_) => bail!(
+                "sync peer {} did not take the report for {:?}",
+                self.peer,
+                self.deadline
+            ),
+            Ok(r) => r.with_context(|| format!("send the report to sync peer {}", self.peer)),
+        }
     }
 
     /// Closes our side (FIN), bounded by the deadline.
@@ -147,10 +190,39 @@ async fn write_int<W: AsyncWriteExt + Unpin>(
     }
 }
 
+/// The rest of a report frame: its length, at most `MAX_REPORT_BYTES`, and its bytes.
+async fn report(read: &mut OwnedReadHalf) -> Incoming {
+    let mut len = [0u8; 4];
+    if let Err(e) = read.read_exact(&mut len).await {
+        return Incoming::Closed(format!("sync connection failed within a report: {e}"));
+    }
+    let len = u32::from_be_bytes(len);
+    if len > message::MAX_REPORT_BYTES {
+        return Incoming::Closed(format!(
+            "sent a report of {len} bytes, more than the {} a report may have",
+            message::MAX_REPORT_BYTES
+        ));
+    }
+    // Read as it arrives: what is kept is what the peer sent, never the length it gave.
+    let mut json = Vec::new();
+    match (&mut *read)
+        .take(u64::from(len))
+        .read_to_end(&mut json)
+        .await
+    {
+        Ok(n) if n == len as usize => Incoming::Report(json),
+        Ok(n) => Incoming::Closed(format!(
+            "closed the sync connection {n} bytes into a {len}-byte report"
+        )),
+        Err(e) => Incoming::Closed(format!("sync connection failed within a report: {e}")),
+    }
+}
+
 async fn read_loop(mut read: OwnedReadHalf, tag: usize, tx: mpsc::Sender<(usize, Incoming)>) {
     let mut buf = [0u8; 4];
     loop {
         let event = match read.read_exact(&mut buf).await {
+            Ok(_) if message::decode(buf) == message::REPORT_FRAME => report(&mut read).await,
             Ok(_) => Incoming::Message(message::decode(buf)),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
                 Incoming::Closed("closed the sync connection".into())

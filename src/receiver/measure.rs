@@ -48,7 +48,6 @@ pub(super) async fn test(
         notes(Note::Progress(Side::Receiver, p));
     };
     let window = timeline::run(t0, plan, parts.ways, None, &mut mon, &progress).await;
-    mon.close(window.ended == End::Completed).await;
     let used = Used::take(parts);
     let seen: Vec<TestSeen> = workers.iter().map(|w| w.take_seen()).collect();
     let workload = match seen.iter().filter_map(|s| s.rr_size).max() {
@@ -57,7 +56,7 @@ pub(super) async fn test(
         None => used.workload(),
     };
     let facts = facts(cfg, workers, seen, before, negotiated, notes);
-    window
+    let reports: Vec<Report> = window
         .split()
         .iter()
         .filter(|w| used.has(w.ways[0].direction))
@@ -70,7 +69,9 @@ pub(super) async fn test(
             warn_how_it_went(&r, notes);
             r
         })
-        .collect()
+        .collect();
+    mon.close(window.ended == End::Completed, &reports).await;
+    reports
 }
 
 /// What the receiver knows of a test beyond its window (the workload aside, which its

@@ -75,13 +75,25 @@ impl<'a> ReceiverMonitor<'a> {
         }
     }
 
-    /// After the window: answers the 'E's that ended it, lets the senders finish (at most
-    /// a second, after a completed window, so that our close does not cut them off: their
-    /// clocks started a handshake later than ours), and closes the sync connections.
-    pub(crate) async fn close(mut self, completed: bool) {
+    /// After the window: answers the 'E's that ended it, sends `reports` to every sender
+    /// that asked for them, lets the senders finish (at most a second, after a completed
+    /// window, so that our close does not cut them off: their clocks started a handshake
+    /// later than ours), and closes the sync connections.
+    pub(crate) async fn close(mut self, completed: bool, reports: &[crate::report::Report]) {
         for (w, owed) in self.writers.iter_mut().zip(&self.owed) {
             if let (Some(w), true) = (w.as_mut(), *owed) {
                 let _ = w.send(Reply::State(State::Finished).value()).await;
+            }
+        }
+        let wanted = self.writers.iter().flatten().any(|w| w.wants_report());
+        if wanted && let Ok(json) = serde_json::to_vec(reports) {
+            for w in self
+                .writers
+                .iter_mut()
+                .flatten()
+                .filter(|w| w.wants_report())
+            {
+                let _ = w.send_report(&json).await;
             }
         }
         if completed {
@@ -139,6 +151,8 @@ impl Monitor for ReceiverMonitor<'_> {
                         }
                         Err(_) => {} // a stray value: the test goes on
                     },
+                    // Only a receiver sends reports: a sender's is a stray, as above.
+                    Incoming::Report(_) => {}
                     Incoming::Closed(reason) => {
                         self.open_sessions = self.open_sessions.saturating_sub(1);
                         let peer = self.writers[i].as_ref().map_or("?", |w| w.peer()).to_string();

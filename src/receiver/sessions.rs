@@ -164,7 +164,8 @@ fn evict(slots: &mut Vec<Slot>) {
 }
 
 /// The sender's proposal, and whether it announced a connection-rate test; a sender
-/// that needs our extension sends its probe first, and is told what this receiver serves.
+/// that needs our extension sends its probe first, and is told what this receiver serves
+/// (a sender that asks for this receiver's report at the end is promised it).
 async fn proposal(conn: &mut Connection) -> Result<(u32, bool)> {
     let (mut probed, mut connect_rate) = (false, false);
     loop {
@@ -178,6 +179,10 @@ async fn proposal(conn: &mut Connection) -> Result<(u32, bool)> {
             Request::ConnectRate if probed && !connect_rate => {
                 connect_rate = true;
                 conn.send(Reply::ConnectRateTaken.value()).await?;
+            }
+            Request::WantReport if probed && !conn.wants_report() => {
+                conn.promise_report();
+                conn.send(Reply::ReportPromised.value()).await?;
             }
             other => bail!("unexpected {other:?} while waiting for a proposal"),
         }
@@ -220,7 +225,11 @@ async fn session(
             }
             Request::Start => false,
             Request::StartLast => true,
-            Request::End | Request::Propose(_) | Request::Probe | Request::ConnectRate => {
+            Request::End
+            | Request::Propose(_)
+            | Request::Probe
+            | Request::ConnectRate
+            | Request::WantReport => {
                 return conn.send(Reply::State(current(&state)).value()).await;
             }
         };

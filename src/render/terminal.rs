@@ -45,6 +45,8 @@ pub(crate) struct Terminal {
     /// `--format json`: the reports of a test's sides so far, and how many sides have
     /// given theirs (in loopback mode the document waits for both).
     pending: Mutex<(Vec<Report>, usize)>,
+    /// A sender's peer's reports, shown and put in the document after its own.
+    peer: Mutex<Vec<Report>>,
     /// The `-O` log, written beside its target and put in place by `finish`.
     log: Option<Mutex<Pending>>,
     /// The result files.
@@ -83,6 +85,7 @@ impl Terminal {
             status_shown: AtomicBool::new(false),
             both_ways: cfg.data.workload == crate::config::Workload::Bidir,
             pending: Mutex::new((Vec::new(), 0)),
+            peer: Mutex::new(Vec::new()),
             log,
             failures: Failures::default(),
         })
@@ -164,11 +167,22 @@ impl Terminal {
             Note::Info(m) if self.verbose => self.err(&format!("ntttcp: {m}")),
             Note::Info(_) => {}
             Note::Progress(side, p) => self.progress(side, &p),
+            Note::PeerReports(rs) => {
+                self.peer
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(rs);
+            }
             Note::Reports(rs) => {
                 for r in &rs {
                     self.report(r);
                 }
-                self.document(&rs);
+                let peer =
+                    std::mem::take(&mut *self.peer.lock().unwrap_or_else(|p| p.into_inner()));
+                for r in &peer {
+                    self.peer_report(r);
+                }
+                self.document(&[rs.as_slice(), &peer].concat());
                 // In loopback mode the files hold the receiver's figures.
                 if self.role != Role::Loopback || rs.iter().any(|r| r.side == Side::Receiver) {
                     self.files.write_files(&rs, &self.failures);
@@ -280,6 +294,25 @@ impl Terminal {
             }
             // One document per test, written once every side has given its reports.
             Format::Json => {}
+        }
+    }
+
+    /// A peer's report, after this side's own, under a heading that says whose it is.
+    fn peer_report(&self, r: &Report) {
+        let heading = format!(
+            "The receiver's figures (on {}, sent back over the sync connection):",
+            r.host
+        );
+        match self.look.format {
+            Format::Windows => {
+                let tables = console::render(r, self.look.hide_per_thread);
+                self.out(&format!("\n\n{heading}{tables}"));
+            }
+            Format::Linux => {
+                self.out(&linux::info(&heading));
+                self.out(&linux::render(r, self.verbose));
+            }
+            Format::Jsonl | Format::Json => self.report(r),
         }
     }
 

@@ -18,6 +18,10 @@ pub(crate) enum Note {
     /// A side's results of one test, as soon as they are measured (`-H` gives them
     /// per test): one report, or one per way its bytes went (`--bidir`: two).
     Reports(Vec<Report>),
+    /// A sender's peer's results of the test, sent back over the sync connection: given
+    /// before this side's own `Reports`, shown and written to the JSON document beside
+    /// them (never to this side's result files).
+    PeerReports(Vec<Report>),
     /// A phase change or an interval sample of one side.
     Progress(Side, timeline::Progress),
 }

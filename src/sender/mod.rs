@@ -49,10 +49,59 @@ pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Res
     let (window, timing, mut mon) =
         measure(&launched, started, cfg, negotiated, interrupt, notes).await;
     launched.crew.stop.trigger();
+    let promised: Vec<bool> = mon.writers.iter().map(|w| w.wants_report()).collect();
     finish(&mut mon, &window, &timing, negotiated, notes).await;
+    let peer = peer_reports(&mut mon, &promised, notes).await;
     drop(mon);
     let workers = launched.crew.join(Duration::from_secs(1)).await;
+    notes(Note::PeerReports(peer));
     Ok(report(&plan, &workers, negotiated, &window, notes))
+}
+
+/// How long after its own end a sender waits for the reports its receivers promised:
+/// a receiver's window closes before the sender's (its clock started first), and it
+/// sends its report as soon as it is made.
+const PEER_REPORT_WAIT: Duration = Duration::from_secs(2);
+
+/// The reports the receivers sent back (`promised[i]`: session i promised one), as they
+/// came or within `PEER_REPORT_WAIT`; one that is late or unreadable is named.
+async fn peer_reports(
+    mon: &mut SenderMonitor<'_>,
+    promised: &[bool],
+    notes: Notes<'_>,
+) -> Vec<Report> {
+    let mut owed: Vec<bool> = promised.to_vec();
+    for (i, _) in &mon.reports {
+        owed[*i] = false;
+    }
+    let wait = async {
+        while owed.contains(&true) {
+            match mon.incoming.recv().await {
+                Some((i, Incoming::Report(json))) => {
+                    owed[i] = false;
+                    mon.reports.push((i, json));
+                }
+                Some((i, Incoming::Closed(_))) => owed[i] = false,
+                Some(_) => {}
+                None => return,
+            }
+        }
+    };
+    if tokio::time::timeout(PEER_REPORT_WAIT, wait).await.is_err() {
+        notes(Note::Warn(format!(
+            "a receiver's figures did not come within {PEER_REPORT_WAIT:?} of the end"
+        )));
+    }
+    let mut all = Vec::new();
+    for (_, json) in std::mem::take(&mut mon.reports) {
+        match serde_json::from_slice::<Vec<Report>>(&json) {
+            Ok(rs) => all.extend(rs.into_iter().filter(|r| r.side == Side::Receiver)),
+            Err(e) => notes(Note::Warn(format!(
+                "a receiver's figures could not be read: {e}"
+            ))),
+        }
+    }
+    all
 }
 
 /// The sender's plan, resolved once: the receivers' addresses (handed out by a Windows
@@ -334,6 +383,7 @@ async fn measure<'a>(
         silence: silences(&launched.ways, cfg.timeout),
         workload: cfg.data.workload,
         synced: cfg.sync.is_on(),
+        reports: Vec::new(),
     };
     let plan = Plan {
         interval: cfg.show.interval,
@@ -370,7 +420,7 @@ async fn finish(
     let mut writers = std::mem::take(&mut mon.writers);
     if !measured_all {
         for (i, w) in writers.iter_mut().enumerate() {
-            end_test(i, w, &mut mon.incoming, notes).await;
+            end_test(i, w, mon, notes).await;
         }
     }
     for w in writers {

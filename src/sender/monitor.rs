@@ -29,6 +29,8 @@ pub(super) struct SenderMonitor<'a> {
     /// The sender runs with sync (a reset then means something else than a missing
     /// handshake).
     pub(super) synced: bool,
+    /// Report frames the receivers sent (session, JSON), kept for the end of the test.
+    pub(super) reports: Vec<(usize, Vec<u8>)>,
 }
 
 /// Why a sender's bytes of one way (`d`) moved nothing for `quiet`.
@@ -67,12 +69,13 @@ impl Monitor for SenderMonitor<'_> {
         loop {
             tokio::select! {
                 _ = self.interrupt.wait() => return Event::Interrupted,
-                Some((_, m)) = self.incoming.recv() => {
-                    if let Incoming::Closed(reason) = m {
-                        return Event::Fault(format!("receiver {reason}"));
-                    }
+                Some((i, m)) = self.incoming.recv() => match m {
+                    Incoming::Closed(reason) => return Event::Fault(format!("receiver {reason}")),
+                    // A receiver whose test ended first sends its report at once.
+                    Incoming::Report(json) => self.reports.push((i, json)),
                     // The receiver never speaks unasked; stray values are ignored.
-                }
+                    Incoming::Message(_) => {}
+                },
                 _ = self.tick.tick() => {
                     if let Some(f) = sender_failure(self.workers, self.synced) {
                         return Event::Fault(f);

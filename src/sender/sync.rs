@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use tokio::sync::mpsc;
 
+use super::monitor::SenderMonitor;
 use crate::config::{Config, Workload};
 use crate::control::connect::{Failure, connect};
 use crate::control::message::{Features, PROBE, Reply, ReplyPhase, Request, State};
@@ -62,14 +62,46 @@ pub(super) async fn request_start(
     }
 }
 
-/// Connects to a sync port (retrying "refused" until the deadline), queries the
-/// receiver's state and negotiates the cycle time.
+/// Opens a sync session and negotiates the cycle time. The sender first probes for our
+/// extension: an ntttcp receiver says what it serves and, where it can, promises its
+/// report at the end; a stock ntttcp-for-linux receiver takes the probe for a proposal,
+/// and a plain test then starts over on a new session with exactly the stock exchange
+/// (a test that needs the extension fails instead).
 pub(super) async fn handshake(
     addr: SocketAddr,
     cfg: &Config,
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Result<(Connection, u32)> {
+    let mut conn = open_session(addr, cfg, interrupt).await?;
+    let flag = cfg.data.workload.flag();
+    match (probe(&mut conn, flag.unwrap_or("extension")).await?, flag) {
+        (Some(f), _) => extended(&mut conn, f, cfg.data.workload, notes).await?,
+        (None, Some(flag)) => bail!(
+            "receiver {} does not support {flag}: it answered the probe as a stock \
+             ntttcp-for-linux receiver does (run this ntttcp on both sides)",
+            conn.peer()
+        ),
+        (None, None) => {
+            notes(Note::Warn(format!(
+                "receiver {addr} is a stock ntttcp-for-linux: its figures are not available \
+                 here (run this ntttcp there to have them beside these)"
+            )));
+            drop(conn);
+            conn = open_session(addr, cfg, interrupt).await?;
+        }
+    }
+    conn.send(Request::Propose(proposal(cfg.timeline.cycle(), notes)).value())
+        .await?;
+    let Reply::Negotiated(n) = Reply::decode(ReplyPhase::Negotiated, conn.recv().await?)? else {
+        unreachable!("decode in the Negotiated phase only yields Negotiated");
+    };
+    Ok((conn, n))
+}
+
+/// Connects to a sync port (retrying "refused" until the deadline) and queries the
+/// receiver's state: a busy receiver ends the run.
+async fn open_session(addr: SocketAddr, cfg: &Config, interrupt: &Flag) -> Result<Connection> {
     let deadline = Instant::now() + cfg.timeout;
     let stream = match connect(addr, &cfg.source, deadline, Some(interrupt)).await {
         Ok(s) => s,
@@ -98,20 +130,45 @@ pub(super) async fn handshake(
     if Reply::decode(ReplyPhase::State, conn.recv().await?)? == Reply::State(State::Running) {
         bail!("receiver {addr} is busy with an existing test");
     }
-    if let Some(flag) = cfg.data.workload.flag() {
-        probe(&mut conn, flag, needed(cfg.data.workload)).await?;
+    Ok(conn)
+}
+
+/// With a receiver of ours that serves `features`: the workload's feature is served (else
+/// the run ends, naming the flag), a connection-rate test is announced, and the report
+/// asked for (an earlier ntttcp that does not send it is named once).
+async fn extended(
+    conn: &mut Connection,
+    features: Features,
+    workload: Workload,
+    notes: Notes<'_>,
+) -> Result<()> {
+    if let Some(flag) = workload.flag()
+        && !features.has(needed(workload))
+    {
+        bail!(
+            "receiver {} does not support {flag}: it is an ntttcp that serves only \
+             features 0x{:02x} of this extension (upgrade it)",
+            conn.peer(),
+            features.0
+        );
     }
-    if cfg.data.workload == Workload::ConnectRate {
+    if workload == Workload::ConnectRate {
         // The receiver must know before the test that its connections will not stay.
         conn.send(Request::ConnectRate.value()).await?;
         Reply::decode(ReplyPhase::ConnectRate, conn.recv().await?)?;
     }
-    conn.send(Request::Propose(proposal(cfg.timeline.cycle(), notes)).value())
-        .await?;
-    let Reply::Negotiated(n) = Reply::decode(ReplyPhase::Negotiated, conn.recv().await?)? else {
-        unreachable!("decode in the Negotiated phase only yields Negotiated");
-    };
-    Ok((conn, n))
+    if features.has(Features::REPORT) {
+        conn.send(Request::WantReport.value()).await?;
+        Reply::decode(ReplyPhase::WantReport, conn.recv().await?)?;
+        conn.promise_report();
+    } else {
+        notes(Note::Warn(format!(
+            "receiver {} is an earlier ntttcp that does not send its figures back (upgrade \
+             it to have them beside these)",
+            conn.peer()
+        )));
+    }
+    Ok(())
 }
 
 /// What a receiver must serve for `w`.
@@ -125,30 +182,21 @@ fn needed(w: Workload) -> Features {
     }
 }
 
-/// Asks the receiver whether it serves our extension's `feature` (asked for by `flag`).
-/// A stock ntttcp-for-linux receiver takes the probe for a proposal and answers its own
-/// `-t`; the sender then closes the session, before any data connection, and that
-/// receiver goes on waiting for its next sender.
-async fn probe(conn: &mut Connection, flag: &str, feature: Features) -> Result<()> {
+/// Asks the receiver what of our extension it serves (`what`: the flag that needs it,
+/// for messages): None from a stock
+/// ntttcp-for-linux receiver, which takes the probe for a proposal shorter than its own
+/// `-t` and answers that `-t`; the sender then closes the session before any data
+/// connection, and that receiver goes on waiting for its next sender.
+async fn probe(conn: &mut Connection, what: &str) -> Result<Option<Features>> {
     conn.send(PROBE).await?;
     let answer = conn
         .recv()
         .await
-        .with_context(|| format!("receiver {} did not answer the {flag} probe", conn.peer()))?;
-    match Reply::decode(ReplyPhase::Probe, answer)? {
-        Reply::Features(f) if f.has(feature) => Ok(()),
-        Reply::Features(f) => bail!(
-            "receiver {} does not support {flag}: it is an ntttcp that serves only \
-             features 0x{:02x} of this extension (upgrade it)",
-            conn.peer(),
-            f.0
-        ),
-        _ => bail!(
-            "receiver {} does not support {flag}: it answered the probe with {answer}, as a \
-             stock ntttcp-for-linux receiver does (run this ntttcp on both sides)",
-            conn.peer()
-        ),
-    }
+        .with_context(|| format!("receiver {} did not answer the {what} probe", conn.peer()))?;
+    Ok(match Reply::decode(ReplyPhase::Probe, answer)? {
+        Reply::Features(f) => Some(f),
+        _ => None,
+    })
 }
 
 /// Windows sync: every thread swaps its token on its data port + 1000, all at once.
@@ -212,7 +260,7 @@ fn proposal(cycle: u32, notes: Notes<'_>) -> u32 {
 pub(super) async fn end_test(
     tag: usize,
     w: &mut Writer,
-    incoming: &mut mpsc::Receiver<(usize, Incoming)>,
+    mon: &mut SenderMonitor<'_>,
     notes: Notes<'_>,
 ) {
     if let Err(e) = w.send(Request::End.value()).await {
@@ -225,7 +273,7 @@ pub(super) async fn end_test(
     // Skip anything else on this session: a stock multi-client receiver sends the last
     // client a second 'R' that may still be unread.
     let reply = tokio::time::timeout(Duration::from_secs(1), async {
-        while let Some((t, m)) = incoming.recv().await {
+        while let Some((t, m)) = mon.incoming.recv().await {
             match m {
                 Incoming::Message(v) if t == tag => {
                     if let Ok(Reply::State(s)) = Reply::decode(ReplyPhase::State, v) {
@@ -233,6 +281,7 @@ pub(super) async fn end_test(
                     }
                 }
                 Incoming::Closed(_) if t == tag => return None,
+                Incoming::Report(json) => mon.reports.push((t, json)),
                 _ => {}
             }
         }
