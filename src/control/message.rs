@@ -429,6 +429,8 @@ mod tests {
             ReplyPhase::Negotiated,
             ReplyPhase::Start,
             ReplyPhase::Probe,
+            ReplyPhase::ConnectRate,
+            ReplyPhase::WantReport,
         ];
         for v in values {
             for p in request_phases {
@@ -462,8 +464,18 @@ mod tests {
         assert_eq!(Reply::decode(ReplyPhase::Probe, ours.value()), Ok(ours));
         assert_eq!(
             ours.value().to_be_bytes(),
-            [0xA8, b'N', b'T', 1 | 2 | 4 | 8]
+            [0xA8, b'N', b'T', 1 | 2 | 4 | 8 | 16]
         );
+        assert_eq!(encode(Request::WantReport.value()), [0xAA, b'N', b'T', 1]);
+        assert_eq!(
+            Request::decode(RequestPhase::Proposal, WANT_REPORT),
+            Ok(Request::WantReport)
+        );
+        assert_eq!(
+            Reply::decode(ReplyPhase::WantReport, Reply::ReportPromised.value()),
+            Ok(Reply::ReportPromised)
+        );
+        assert_eq!(encode(REPORT_FRAME), [0xAB, b'N', b'T', 1]);
         assert_eq!(encode(Request::ConnectRate.value()), [0xA9, b'N', b'T', 1]);
         assert_eq!(
             Request::decode(RequestPhase::Proposal, CONNECT_RATE),
