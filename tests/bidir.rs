@@ -35,13 +35,18 @@ fn gbit(r: &serde_json::Value) -> f64 {
 /// a both-ways test; the sending ways count what was delivered, with what was written
 /// beside it, the receiving ways what was read.
 fn assert_both_ways(s: &serde_json::Value, r: &serde_json::Value) {
-    for (d, order) in [(s, ["send", "receive"]), (r, ["receive", "send"])] {
-        let ways: Vec<&serde_json::Value> = d["reports"]
+    for (d, order, side) in [
+        (s, ["send", "receive"], "sender"),
+        (r, ["receive", "send"], "receiver"),
+    ] {
+        // A sender's document also holds the reports its receiver sent back, after its own.
+        let own: Vec<&serde_json::Value> = d["reports"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| &r["direction"])
+            .filter(|r| r["side"] == side)
             .collect();
+        let ways: Vec<&serde_json::Value> = own.iter().map(|r| &r["direction"]).collect();
         assert_eq!(ways, order, "{d}");
         for rep in d["reports"].as_array().unwrap() {
             assert_eq!(rep["params"]["workload"]["kind"], "bidir", "{rep}");
@@ -194,9 +199,11 @@ fn files_hold_the_usual_way_and_intervals_both() {
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
     let of = |kind: &str, dir: &str| -> Vec<&serde_json::Value> {
+        // The sender's own lines (its receiver's summaries follow them).
         lines
             .iter()
             .filter(|l| l["type"] == kind)
+            .filter(|l| l["side"] == "sender" || l["report"]["side"] == "sender")
             .filter(|l| l["direction"] == dir || l["report"]["direction"] == dir)
             .collect()
     };

@@ -158,6 +158,18 @@ mod tests {
     use super::*;
     use crate::stats::fixture::seed_report;
 
+    /// A report reads back as it was written: what a receiver sends back and what
+    /// `ntttcp merge` reads is the report itself.
+    #[test]
+    fn a_report_reads_back_as_it_was_written() {
+        let mut r = seed_report();
+        r.tcp_connections = vec![crate::stats::fixture::conn_info()];
+        let text = serde_json::to_string(&Document::new(std::slice::from_ref(&r))).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let back: Vec<Report> = serde_json::from_value(doc["reports"].clone()).unwrap();
+        assert_eq!(back, [r]);
+    }
+
     #[test]
     fn seed_document_matches_the_golden_copy() {
         let mut r = seed_report();

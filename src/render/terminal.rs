@@ -297,21 +297,12 @@ impl Terminal {
         }
     }
 
-    /// A peer's report, after this side's own, under a heading that says whose it is.
+    /// A peer's report, after this side's own: its totals in one block for people (so
+    /// that a parser of this side's tables finds only those), the whole report in JSONL.
     fn peer_report(&self, r: &Report) {
-        let heading = format!(
-            "The receiver's figures (on {}, sent back over the sync connection):",
-            r.host
-        );
         match self.look.format {
-            Format::Windows => {
-                let tables = console::render(r, self.look.hide_per_thread);
-                self.out(&format!("\n\n{heading}{tables}"));
-            }
-            Format::Linux => {
-                self.out(&linux::info(&heading));
-                self.out(&linux::render(r, self.verbose));
-            }
+            Format::Windows => self.out(&format!("\n{}\n", peer_totals(r))),
+            Format::Linux => self.out(&linux::info(&peer_totals(r))),
             Format::Jsonl | Format::Json => self.report(r),
         }
     }
@@ -335,4 +326,32 @@ impl Terminal {
         let doc = serde_json::to_string_pretty(&schema::Document::new(&all));
         self.out(&format!("{}\n", doc.unwrap_or_default()));
     }
+}
+
+/// A peer's totals in one line: whose they are, its rate, bytes, window and CPU, and a
+/// UDP receiver's loss.
+fn peer_totals(r: &Report) -> String {
+    let side = match r.side {
+        Side::Sender => "sender",
+        Side::Receiver => "receiver",
+    };
+    let t = &r.totals;
+    let mut line = format!(
+        "The {side}'s figures (on {}, sent over the sync connection): {:.3} Gbit/s, {:.3} MB \
+         in {:.3} s, CPU {:.2} %",
+        r.host,
+        t.bits_per_second / 1e9,
+        t.bytes as f64 / 1e6,
+        r.duration_s,
+        r.cpu.busy_percent
+    );
+    if let Some(u) = &r.udp {
+        let lost = u.lost.map_or("n/a".into(), |l| l.to_string());
+        let pct = u.loss_percent.map_or("n/a".into(), |p| format!("{p:.3} %"));
+        line.push_str(&format!(", datagrams {} lost {lost} ({pct})", u.datagrams));
+    }
+    if let Some(e) = &r.end.early {
+        line.push_str(&format!("; ended early: {}", e.line()));
+    }
+    line
 }

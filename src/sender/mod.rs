@@ -51,7 +51,9 @@ pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Res
     launched.crew.stop.trigger();
     let promised: Vec<bool> = mon.writers.iter().map(|w| w.wants_report()).collect();
     finish(&mut mon, &window, &timing, negotiated, notes).await;
-    let peer = peer_reports(&mut mon, &promised, notes).await;
+    // After a fault the receiver or the path is gone: no report is waited for.
+    let faulted = matches!(window.ended, End::Fault(_));
+    let peer = peer_reports(&mut mon, &promised, faulted, notes).await;
     drop(mon);
     let workers = launched.crew.join(Duration::from_secs(1)).await;
     notes(Note::PeerReports(peer));
@@ -64,13 +66,19 @@ pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Res
 const PEER_REPORT_WAIT: Duration = Duration::from_secs(2);
 
 /// The reports the receivers sent back (`promised[i]`: session i promised one), as they
-/// came or within `PEER_REPORT_WAIT`; one that is late or unreadable is named.
+/// came or within `PEER_REPORT_WAIT` (none after a fault, `faulted`); one that is late or
+/// unreadable is named.
 async fn peer_reports(
     mon: &mut SenderMonitor<'_>,
     promised: &[bool],
+    faulted: bool,
     notes: Notes<'_>,
 ) -> Vec<Report> {
-    let mut owed: Vec<bool> = promised.to_vec();
+    let mut owed: Vec<bool> = if faulted {
+        vec![false; promised.len()]
+    } else {
+        promised.to_vec()
+    };
     for (i, _) in &mon.reports {
         owed[*i] = false;
     }

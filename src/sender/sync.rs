@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::monitor::SenderMonitor;
-use crate::config::{Config, Workload};
+use crate::config::{Config, Role, Workload};
 use crate::control::connect::{Failure, connect};
 use crate::control::message::{Features, PROBE, Reply, ReplyPhase, Request, State};
 use crate::control::{Connection, Incoming, Writer, windows};
@@ -76,7 +76,7 @@ pub(super) async fn handshake(
     let mut conn = open_session(addr, cfg, interrupt).await?;
     let flag = cfg.data.workload.flag();
     match (probe(&mut conn, flag.unwrap_or("extension")).await?, flag) {
-        (Some(f), _) => extended(&mut conn, f, cfg.data.workload, notes).await?,
+        (Some(f), _) => extended(&mut conn, f, cfg, notes).await?,
         (None, Some(flag)) => bail!(
             "receiver {} does not support {flag}: it answered the probe as a stock \
              ntttcp-for-linux receiver does (run this ntttcp on both sides)",
@@ -135,13 +135,15 @@ async fn open_session(addr: SocketAddr, cfg: &Config, interrupt: &Flag) -> Resul
 
 /// With a receiver of ours that serves `features`: the workload's feature is served (else
 /// the run ends, naming the flag), a connection-rate test is announced, and the report
-/// asked for (an earlier ntttcp that does not send it is named once).
+/// asked for unless this process is the receiver too (an earlier ntttcp that does not send
+/// it is named once).
 async fn extended(
     conn: &mut Connection,
     features: Features,
-    workload: Workload,
+    cfg: &Config,
     notes: Notes<'_>,
 ) -> Result<()> {
+    let workload = cfg.data.workload;
     if let Some(flag) = workload.flag()
         && !features.has(needed(workload))
     {
@@ -157,7 +159,9 @@ async fn extended(
         conn.send(Request::ConnectRate.value()).await?;
         Reply::decode(ReplyPhase::ConnectRate, conn.recv().await?)?;
     }
-    if features.has(Features::REPORT) {
+    if cfg.role == Role::Loopback {
+        // This process is the receiver too: its report is here already.
+    } else if features.has(Features::REPORT) {
         conn.send(Request::WantReport.value()).await?;
         Reply::decode(ReplyPhase::WantReport, conn.recv().await?)?;
         conn.promise_report();
