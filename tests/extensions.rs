@@ -202,3 +202,34 @@ fn rr_without_sync_against_a_receiver_that_only_drains_ends_within_the_timeout()
     // Our header and one 1-byte request, nothing more.
     extension_against_a_draining_receiver("--rr", "does not echo", 12 + 1..=12 + 1);
 }
+
+#[test]
+fn start_at_against_a_stock_receiver_fails_naming_the_feature_and_leaves_it_serving() {
+    let _ports = Ports::take(1);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let at = now.unwrap().as_secs() + 600;
+    extension_against_a_stock_receiver(&format!("--start-at {at}"), "--start-at");
+}
+
+/// `--start-at` is the sender's, ahead on its clock by at most a day, as Unix seconds or
+/// RFC 3339; anything else is one line naming the flag, exit 2.
+#[test]
+fn start_at_outside_the_next_day_is_a_usage_error() {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let now = now.unwrap().as_secs();
+    let (past, far, soon) = (now - 10, now + 90_000, now + 600);
+    crate::util::assert_usage_errors(&[
+        (&format!("-s 127.0.0.1 --start-at {past}"), "in the past"),
+        (&format!("-s 127.0.0.1 --start-at {far}"), "more than a day"),
+        (
+            "-s 127.0.0.1 --start-at 2020-01-01T00:00:00Z",
+            "in the past",
+        ),
+        ("-s 127.0.0.1 --start-at noon", "RFC 3339"),
+        (&format!("-r --start-at {soon}"), "applies to the sender"),
+        (
+            &format!("-s -m 1,*,127.0.0.1 -to 1000 --start-at {soon}"),
+            "ntttcp-for-linux's sync",
+        ),
+    ]);
+}

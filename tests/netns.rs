@@ -482,3 +482,98 @@ fn reads_and_their_low_water_mark_follow_the_path() {
         }
     }
 }
+
+/// Four pairs of hosts (each its own two namespaces) started with one `--start-at`: every
+/// window, senders' and receivers', begins within 50 ms of the others, and `ntttcp merge`
+/// of the four senders' documents (each with its receiver's report) sums them exactly.
+#[test]
+fn four_pairs_started_at_one_instant_measure_the_same_seconds_and_merge() {
+    let _ports = Ports::take(1);
+    let hosts: Vec<TwoHosts> = (0..4u8)
+        .filter_map(|i| TwoHosts::new(&format!("f{i}"), 17 + i))
+        .collect();
+    if hosts.len() < 4 {
+        return;
+    }
+    let p = port(1);
+    let receivers: Vec<Proc> = hosts
+        .iter()
+        .map(|h| {
+            let m = format!("-m 1,*,{} -p {p} -t 2 --format json", h.ip_b);
+            Launch::new("receiver", &format!("-r {m}"))
+                .in_netns(&h.b)
+                .spawn()
+        })
+        .collect();
+    for h in &hosts {
+        crate::util::wait_listening_in(&h.b, p - 1, Duration::from_secs(20));
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let at = now.unwrap().as_secs_f64() + 3.0;
+    let senders: Vec<Proc> = hosts
+        .iter()
+        .map(|h| {
+            let m = format!("-m 1,*,{} -p {p} -t 2 --format json", h.ip_b);
+            let args = format!("-s {m} --start-at {at:.3}");
+            Launch::new("sender", &args).in_netns(&h.a).spawn()
+        })
+        .collect();
+    let dir = crate::util::Scratch::new("four-pairs");
+    let mut docs = Vec::new();
+    for (i, s) in senders.into_iter().enumerate() {
+        let o = s.wait(Duration::from_secs(30));
+        assert_eq!(o.code(), Some(0), "pair {i}: {o:?}");
+        std::fs::write(dir.file(&format!("pair{i}.json")), &o.stdout).unwrap();
+        docs.push(crate::util::json(&o));
+    }
+    for r in receivers {
+        assert_eq!(r.wait(Duration::from_secs(30)).code(), Some(0));
+    }
+    let starts: Vec<f64> = docs
+        .iter()
+        .flat_map(|d| d["reports"].as_array().unwrap())
+        .map(|r| r["window_start_unix_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(
+        starts.len(),
+        8,
+        "each sender's document has its receiver's report"
+    );
+    let (first, last) = (
+        starts.iter().copied().fold(f64::MAX, f64::min),
+        starts.iter().copied().fold(0.0, f64::max),
+    );
+    assert!(
+        last - first <= 0.050,
+        "windows begin {:.1} ms apart: {starts:?}",
+        (last - first) * 1e3
+    );
+    assert!(
+        (first - at).abs() <= 0.050,
+        "they begin at --start-at: {first} vs {at}"
+    );
+    let files: Vec<String> = (0..4)
+        .map(|i| dir.file(&format!("pair{i}.json")).display().to_string())
+        .collect();
+    let m = crate::util::run(
+        &format!("merge --format json {}", files.join(" ")),
+        Duration::from_secs(30),
+    );
+    assert_eq!(m.code(), Some(0), "{m:?}");
+    let merged = crate::util::json(&m);
+    for side in ["sender", "receiver"] {
+        let bytes = |d: &serde_json::Value| -> u64 {
+            d["reports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["side"] == side)
+                .map(|r| r["totals"]["bytes"].as_u64().unwrap())
+                .sum()
+        };
+        let sum: u64 = docs.iter().map(bytes).sum();
+        assert_eq!(bytes(&merged), sum, "{side}: the merge sums exactly");
+    }
+    assert_eq!(merged["merge"]["pairs"].as_array().unwrap().len(), 4);
+    assert!(!m.stderr.contains("do not overlap"), "{}", m.stderr);
+}

@@ -9,7 +9,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::help::{
     AFTER_SHORT_HELP, GENERATE, after_long_help, format_of, io_mode_of, parse_buffer,
-    parse_congestion, parse_interval, parse_ms, parse_port, parse_secs, parse_tos, placement_of,
+    parse_congestion, parse_interval, parse_ms, parse_port, parse_secs, parse_start_at, parse_tos,
+    placement_of,
 };
 use super::values::{ByteSize, Mapping, Rate, SockBuf};
 use crate::config::{IoMode, Placement};
@@ -137,6 +138,19 @@ pub(crate) struct Cli {
     /// on the sender and coalescing (GRO) on the receiver.
     #[arg(long = "no-udp-offload", help_heading = "UDP", hide_short_help = true)]
     pub no_udp_offload: bool,
+
+    /// Sender: the measured window begins at TIME on each host's clock (Unix seconds, or
+    /// RFC 3339 such as 2026-12-07T20:00:00Z); pairs started with one TIME measure the
+    /// same seconds. The receiver follows through the handshake (this ntttcp; -N: the
+    /// sender starts then). At most a day ahead.
+    #[arg(
+        long = "start-at",
+        value_name = "TIME",
+        value_parser = parse_start_at,
+        help_heading = "Timing",
+        hide_short_help = true
+    )]
+    pub start_at: Option<std::time::SystemTime>,
 
     /// Warm-up seconds: traffic flows but is not counted.
     #[arg(

@@ -93,6 +93,25 @@ pub(super) fn parse_congestion(s: &str) -> Result<crate::config::Congestion, Str
     })
 }
 
+/// `--start-at`: Unix seconds (a fraction allowed) or an RFC 3339 time with its offset.
+/// Whether it lies ahead is the host's clock's to say, after parsing.
+pub(super) fn parse_start_at(s: &str) -> Result<std::time::SystemTime, String> {
+    let bad = || {
+        format!(
+            "'{s}' is neither Unix seconds nor an RFC 3339 time (such as \
+             2026-12-07T20:00:00Z)"
+        )
+    };
+    if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        let secs: f64 = s.parse().map_err(|_| bad())?;
+        let d = std::time::Duration::try_from_secs_f64(secs).map_err(|_| bad())?;
+        return std::time::UNIX_EPOCH.checked_add(d).ok_or_else(bad);
+    }
+    let t: jiff::Timestamp = s.parse().map_err(|_| bad())?;
+    let micros = u64::try_from(t.as_microsecond()).map_err(|_| bad())?;
+    Ok(std::time::UNIX_EPOCH + std::time::Duration::from_micros(micros))
+}
+
 /// `--tos`: the type-of-service byte, decimal or `0x` hex (DSCP 46, EF, is 0xb8).
 pub(super) fn parse_tos(s: &str) -> Result<u8, String> {
     let v = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {

@@ -31,6 +31,9 @@ pub(crate) fn check_on_this_host(cfg: &mut Config) -> Result<(), UsageError> {
         }
         cfg.source.device = device_of(ip);
     }
+    if let Some(at) = cfg.start_at {
+        ahead(at)?;
+    }
     if let Some(c) = cfg.data.sockopts.congestion {
         crate::sys::socket::congestion_available(c.as_str())
             .map_err(|why| UsageError(format!("invalid value '{c}' for '--congestion': {why}")))?;
@@ -43,4 +46,28 @@ pub(crate) fn check_on_this_host(cfg: &mut Config) -> Result<(), UsageError> {
         )));
     }
     Ok(())
+}
+
+/// A `--start-at` instant must lie ahead on this host's clock, and at most a day ahead.
+fn ahead(at: std::time::SystemTime) -> Result<(), UsageError> {
+    let now = std::time::SystemTime::now();
+    let shown = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let refuse = |why: String| {
+        Err(UsageError(format!(
+            "invalid value '{shown:.3}' for '--start-at': {why}"
+        )))
+    };
+    match at.duration_since(now) {
+        Err(e) => refuse(format!(
+            "it is {:.1} s in the past on this host's clock",
+            e.duration().as_secs_f64()
+        )),
+        Ok(d) if d > std::time::Duration::from_secs(86_400) => refuse(format!(
+            "it is {:.0} s ahead, more than a day",
+            d.as_secs_f64()
+        )),
+        Ok(_) => Ok(()),
+    }
 }

@@ -193,6 +193,9 @@ pub(crate) struct Config {
     /// The I/O and wait deadline (`--timeout`, Windows `-to`): connecting (sync and
     /// data), each handshake reply, and data silence during a test.
     pub timeout: Duration,
+    /// Sender: the instant the measured window begins on each host's clock
+    /// (`--start-at`); the receiver learns it in the handshake.
+    pub start_at: Option<std::time::SystemTime>,
     /// TCP keepalive probes on an idle sync connection this often (`--sync-keepalive`;
     /// None: off), so that NAT and firewall idle timeouts keep it.
     pub sync_keepalive: Option<Duration>,

@@ -43,6 +43,7 @@ fn config(ports: usize, n: u32, l: u32) -> Config {
         sync: SyncMode::Linux,
         timeout: DEFAULT_TIMEOUT,
         sync_keepalive: Some(DEFAULT_SYNC_KEEPALIVE),
+        start_at: None,
         source: Source::default(),
         roles: RoleOpts::default(),
         background: Background::default(),

@@ -37,6 +37,11 @@ pub(crate) const CONNECT_RATE: i32 = i32::from_be_bytes([0xA9, b'N', b'T', 1]);
 /// same value.
 pub(crate) const WANT_REPORT: i32 = i32::from_be_bytes([0xAA, b'N', b'T', 1]);
 
+/// After a probe answered with `Features::START_AT` (`--start-at`): the instant the
+/// measured window begins, as two more values (the high and low halves of Unix time in
+/// microseconds); the receiver answers this value.
+pub(crate) const START_AT: i32 = i32::from_be_bytes([0xAC, b'N', b'T', 1]);
+
 /// Receiver to sender, at the end of a test whose sender asked (`WANT_REPORT`): this
 /// value, then the length of what follows (4 bytes, big-endian) and that many bytes of
 /// JSON, the receiver's reports.
@@ -62,13 +67,16 @@ impl Features {
     pub(crate) const CONNECT_RATE: Self = Self(8);
     /// It sends its report back to a sender that asks (`WANT_REPORT`).
     pub(crate) const REPORT: Self = Self(16);
+    /// It opens the window at the instant a sender gives (`START_AT`).
+    pub(crate) const START_AT: Self = Self(32);
     /// Everything this build serves.
     pub(crate) const ALL: Self = Self(
         Self::REQUEST_RESPONSE.0
             | Self::REVERSE.0
             | Self::BIDIR.0
             | Self::CONNECT_RATE.0
-            | Self::REPORT.0,
+            | Self::REPORT.0
+            | Self::START_AT.0,
     );
 
     /// Whether every bit of `other` is served.
@@ -121,6 +129,8 @@ pub(crate) enum Request {
     ConnectRate,
     /// Our extension: send me your report at the end (`WANT_REPORT`, after a probe).
     WantReport,
+    /// Our extension: the window begins at an instant, which follows (`START_AT`).
+    StartAt,
 }
 
 /// What the sender is waiting for.
@@ -138,6 +148,8 @@ pub(crate) enum ReplyPhase {
     ConnectRate,
     /// The answer to a request for the receiver's report.
     WantReport,
+    /// The answer to a start instant.
+    StartAt,
 }
 
 /// A message from receiver to sender.
@@ -161,6 +173,8 @@ pub(crate) enum Reply {
     ConnectRateTaken,
     /// The receiver will send its report at the end (`WANT_REPORT`).
     ReportPromised,
+    /// The receiver will open the window at the instant given (`START_AT`).
+    StartAtTaken,
 }
 
 /// An integer that makes no sense in the phase it arrived in.
@@ -233,6 +247,7 @@ impl Request {
             Self::Probe => PROBE,
             Self::ConnectRate => CONNECT_RATE,
             Self::WantReport => WANT_REPORT,
+            Self::StartAt => START_AT,
         }
     }
 
@@ -246,6 +261,7 @@ impl Request {
             (RequestPhase::Proposal, PROBE) => Ok(Self::Probe),
             (RequestPhase::Proposal, CONNECT_RATE) => Ok(Self::ConnectRate),
             (RequestPhase::Proposal, WANT_REPORT) => Ok(Self::WantReport),
+            (RequestPhase::Proposal, START_AT) => Ok(Self::StartAt),
             (RequestPhase::Proposal, _) => Err(unexpected("a cycle time in seconds")),
             (RequestPhase::Start, START) => Ok(Self::Start),
             (RequestPhase::Start, START_LAST) => Ok(Self::StartLast),
@@ -273,6 +289,7 @@ impl Reply {
             Self::NotExtended(v) => v,
             Self::ConnectRateTaken => CONNECT_RATE,
             Self::ReportPromised => WANT_REPORT,
+            Self::StartAtTaken => START_AT,
         }
     }
 
@@ -294,6 +311,8 @@ impl Reply {
             (ReplyPhase::ConnectRate, _) => Err(unexpected("the connection-rate answer")),
             (ReplyPhase::WantReport, WANT_REPORT) => Ok(Self::ReportPromised),
             (ReplyPhase::WantReport, _) => Err(unexpected("the answer to the report request")),
+            (ReplyPhase::StartAt, START_AT) => Ok(Self::StartAtTaken),
+            (ReplyPhase::StartAt, _) => Err(unexpected("the answer to the start instant")),
             (ReplyPhase::Probe, v) => {
                 let [a, b, c, bits] = v.to_be_bytes();
                 Ok(if [a, b, c] == FEATURES_TAG {
@@ -431,6 +450,7 @@ mod tests {
             ReplyPhase::Probe,
             ReplyPhase::ConnectRate,
             ReplyPhase::WantReport,
+            ReplyPhase::StartAt,
         ];
         for v in values {
             for p in request_phases {
@@ -464,7 +484,7 @@ mod tests {
         assert_eq!(Reply::decode(ReplyPhase::Probe, ours.value()), Ok(ours));
         assert_eq!(
             ours.value().to_be_bytes(),
-            [0xA8, b'N', b'T', 1 | 2 | 4 | 8 | 16]
+            [0xA8, b'N', b'T', 1 | 2 | 4 | 8 | 16 | 32]
         );
         assert_eq!(encode(Request::WantReport.value()), [0xAA, b'N', b'T', 1]);
         assert_eq!(

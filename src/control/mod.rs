@@ -28,6 +28,8 @@ pub(crate) struct Connection {
     /// The sender asked for the receiver's report at the end (`WANT_REPORT`), and was
     /// promised it.
     report: bool,
+    /// The instant the sender asked the measured window to begin at (`START_AT`).
+    start_at: Option<std::time::SystemTime>,
 }
 
 /// What the reader task saw.
@@ -63,7 +65,18 @@ impl Connection {
             deadline,
             peer,
             report: false,
+            start_at: None,
         }
+    }
+
+    /// The instant the sender asked the window to begin at, if it did.
+    pub(crate) fn start_at(&self) -> Option<std::time::SystemTime> {
+        self.start_at
+    }
+
+    /// Keeps the instant the sender asked the window to begin at.
+    pub(crate) fn set_start_at(&mut self, at: std::time::SystemTime) {
+        self.start_at = Some(at);
     }
 
     /// Whether the report was asked for and promised on this connection.

@@ -129,6 +129,14 @@ pub(crate) async fn wait_for_senders(
         // that the answers leave right after the sample however busy the CPUs are (a
         // late answer would start the senders' windows late; the timeline drops it).
         affinity::prompt_wakeups(true);
+        if let Some(at) = waiting.iter().filter_map(Connection::start_at).max() {
+            // --start-at: the window opens at that instant (its warm-up before it).
+            let warmup = std::time::Duration::from_secs(cfg.timeline.warmup.into());
+            if !timeline::until_wall(at, warmup, interrupt).await {
+                affinity::prompt_wakeups(false);
+                return None;
+            }
+        }
         let t0 = timeline::Edge::before_traffic(sync.all);
         let mut started = Vec::with_capacity(waiting.len());
         for mut c in waiting.drain(..) {

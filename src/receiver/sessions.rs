@@ -184,9 +184,27 @@ async fn proposal(conn: &mut Connection) -> Result<(u32, bool)> {
                 conn.promise_report();
                 conn.send(Reply::ReportPromised.value()).await?;
             }
+            Request::StartAt if probed && conn.start_at().is_none() => {
+                let (hi, lo) = (conn.recv().await? as u32, conn.recv().await? as u32);
+                let at = start_instant(u64::from(hi) << 32 | u64::from(lo))?;
+                conn.set_start_at(at);
+                conn.send(Reply::StartAtTaken.value()).await?;
+            }
             other => bail!("unexpected {other:?} while waiting for a proposal"),
         }
     }
+}
+
+/// The start instant a sender gave, in Unix microseconds: no later than a day and a
+/// minute from now (a sender checks a day; a peer's clock may be a little ahead), so no
+/// peer can hold this receiver longer.
+fn start_instant(micros: u64) -> Result<std::time::SystemTime> {
+    let at = std::time::UNIX_EPOCH + Duration::from_micros(micros);
+    let latest = std::time::SystemTime::now() + Duration::from_secs(86_400 + 60);
+    if at > latest {
+        bail!("a start instant more than a day ahead");
+    }
+    Ok(at)
 }
 
 /// One sender's handshake: query, proposal, start request.
@@ -229,7 +247,8 @@ async fn session(
             | Request::Propose(_)
             | Request::Probe
             | Request::ConnectRate
-            | Request::WantReport => {
+            | Request::WantReport
+            | Request::StartAt => {
                 return conn.send(Reply::State(current(&state)).value()).await;
             }
         };

@@ -334,6 +334,13 @@ async fn start_test(
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Result<Started> {
+    // Without sync nobody answers: the sender itself waits for --start-at.
+    if let (false, Some(at)) = (cfg.linux_sync(), cfg.start_at) {
+        let warmup = Duration::from_secs(cfg.timeline.warmup.into());
+        if !timeline::until_wall(at, warmup, interrupt).await {
+            return Err(Interrupted.into());
+        }
+    }
     // The receivers' clocks start as they answer: this thread must wake for the answer
     // at once, however busy the CPUs are (the timeline drops the priority again).
     affinity::prompt_wakeups(true);

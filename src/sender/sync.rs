@@ -2,7 +2,7 @@
 //! request, the end of a test, and Windows NTttcp's tokens and port hand-out.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 
@@ -29,7 +29,12 @@ pub(super) async fn request_start(
         Request::Start
     };
     conn.send(ask.value()).await?;
-    let mut reply = Reply::decode(ReplyPhase::Start, conn.recv().await?)?;
+    // With --start-at the receiver answers when the instant comes (less its warm-up).
+    let until = cfg
+        .start_at
+        .and_then(|at| at.duration_since(SystemTime::now()).ok());
+    let answer = conn.recv_within(until.unwrap_or_default() + cfg.timeout);
+    let mut reply = Reply::decode(ReplyPhase::Start, answer.await?)?;
     if reply == Reply::Wait {
         notes(Note::Warn(
             "waiting for the last client to join the test".into(),
@@ -75,6 +80,7 @@ pub(super) async fn handshake(
 ) -> Result<(Connection, u32)> {
     let mut conn = open_session(addr, cfg, interrupt).await?;
     let flag = cfg.data.workload.flag();
+    let flag = flag.or(cfg.start_at.map(|_| "--start-at"));
     match (probe(&mut conn, flag.unwrap_or("extension")).await?, flag) {
         (Some(f), _) => extended(&mut conn, f, cfg, notes).await?,
         (None, Some(flag)) => bail!(
@@ -159,6 +165,9 @@ async fn extended(
         conn.send(Request::ConnectRate.value()).await?;
         Reply::decode(ReplyPhase::ConnectRate, conn.recv().await?)?;
     }
+    if let Some(at) = cfg.start_at {
+        start_at(conn, features, at).await?;
+    }
     if cfg.role == Role::Loopback {
         // This process is the receiver too: its report is here already.
     } else if features.has(Features::REPORT) {
@@ -172,6 +181,25 @@ async fn extended(
             conn.peer()
         )));
     }
+    Ok(())
+}
+
+/// Tells the receiver the instant its window begins (`--start-at`), in Unix
+/// microseconds; an ntttcp that cannot follow ends the run, naming the flag.
+async fn start_at(conn: &mut Connection, features: Features, at: SystemTime) -> Result<()> {
+    if !features.has(Features::START_AT) {
+        bail!(
+            "receiver {} does not support --start-at: it is an ntttcp that serves only \
+             features 0x{:02x} of this extension (upgrade it)",
+            conn.peer(),
+            features.0
+        );
+    }
+    let micros = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros()) as u64;
+    conn.send(Request::StartAt.value()).await?;
+    conn.send((micros >> 32) as u32 as i32).await?;
+    conn.send(micros as u32 as i32).await?;
+    Reply::decode(ReplyPhase::StartAt, conn.recv().await?)?;
     Ok(())
 }
 

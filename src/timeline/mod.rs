@@ -164,6 +164,35 @@ impl Window {
     }
 }
 
+/// Waits until `at` on the wall clock, for the window `warmup` before it to open
+/// (`--start-at`); false when `interrupt` came first. The last stretch is measured again
+/// so that a long wait ends on the instant.
+pub(crate) async fn until_wall(
+    at: SystemTime,
+    warmup: Duration,
+    interrupt: &crate::stop::Flag,
+) -> bool {
+    let open_at = at.checked_sub(warmup).unwrap_or(at);
+    loop {
+        let Ok(left) = open_at.duration_since(SystemTime::now()) else {
+            return true;
+        };
+        let nap = if left > Duration::from_secs(1) {
+            left - Duration::from_millis(500)
+        } else {
+            left
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(nap) => {
+                if nap == left {
+                    return true;
+                }
+            }
+            _ = interrupt.wait() => return false,
+        }
+    }
+}
+
 /// How close to its planned end a measurement may lose the peer and still count as
 /// completed.
 pub(crate) const END_GRACE: Duration = Duration::from_millis(500);

@@ -58,6 +58,7 @@ pub(super) fn to_config(
         Protocol::Tcp
     };
     check_transport(&cli, role, protocol)?;
+    check_start_at(&cli, role, sync)?;
     workload::check_workload(&cli, role, protocol, sync)?;
     check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
     let timeout = timeout_of(&cli);
@@ -76,6 +77,7 @@ pub(super) fn to_config(
         },
         sync,
         timeout,
+        start_at: cli.start_at,
         sync_keepalive: match cli.sync_keepalive {
             None => Some(config::DEFAULT_SYNC_KEEPALIVE),
             Some(0) => None,
@@ -320,6 +322,27 @@ fn check_source(cli: &Cli, role: Role, threads: usize) -> Result<(), UsageError>
 }
 
 /// Rules of UDP and the zero-copy paths.
+/// `--start-at` is the sender's (its receiver follows through the handshake), with
+/// ntttcp-for-linux's sync, whose handshake carries it, or none.
+fn check_start_at(cli: &Cli, role: Role, sync: config::SyncMode) -> Result<(), UsageError> {
+    if cli.start_at.is_none() {
+        return Ok(());
+    }
+    if role == Role::Receiver {
+        return Err(UsageError(
+            "--start-at applies to the sender: its receiver learns the instant in the \
+             handshake"
+                .into(),
+        ));
+    }
+    if matches!(sync, config::SyncMode::Windows { .. }) {
+        return Err(UsageError(
+            "--start-at needs ntttcp-for-linux's sync (a Linux-dialect line) or none (-N)".into(),
+        ));
+    }
+    Ok(())
+}
+
 fn check_transport(cli: &Cli, role: Role, protocol: Protocol) -> Result<(), UsageError> {
     let err = |m: &str| Err(UsageError(m.into()));
     if cli.sendfile_always && !cli.sendfile {
