@@ -115,24 +115,31 @@ fn print_preamble(term: &terminal::Terminal, config: &Config, look: &Presentatio
 
 /// The run, its notes on the console, and its exit status.
 fn run(config: &Config, look: &Presentation, term: &terminal::Terminal, interrupt: &Flag) -> u8 {
+    let failed = |e: anyhow::Error| failure(term, &e);
+    if config.repeat > 1 {
+        return crate::repeat::run(config, look, term, interrupt, failed);
+    }
     let notes = |n: Note| match n {
         Note::Ready => daemon::announce_ready(),
         n => term.note(n),
     };
     match crate::run::run(config, interrupt, &notes) {
         Ok(outcome) => crate::run::exit_status(&outcome, look.min_throughput, look.max_stall),
-        Err(e) if e.is::<Interrupted>() => {
-            term.err(&format!("ntttcp: {e}"));
-            EXIT_INTERRUPTED
-        }
-        Err(e) if e.is::<UsageError>() => {
-            term.err(&format!("ntttcp: error: {e:#}"));
-            EXIT_USAGE
-        }
-        Err(e) => {
-            term.err(&format!("ntttcp: error: {e:#}"));
-            EXIT_FAILURE
-        }
+        Err(e) => failed(e),
+    }
+}
+
+/// A run that measured nothing: its error on stderr, and its exit status.
+fn failure(term: &terminal::Terminal, e: &anyhow::Error) -> u8 {
+    if e.is::<Interrupted>() {
+        term.err(&format!("ntttcp: {e}"));
+        return EXIT_INTERRUPTED;
+    }
+    term.err(&format!("ntttcp: error: {e:#}"));
+    if e.is::<UsageError>() {
+        EXIT_USAGE
+    } else {
+        EXIT_FAILURE
     }
 }
 

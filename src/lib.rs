@@ -7,7 +7,8 @@
 //! only from below:
 //! * `app` — the command: parse, check the host and outputs, detach, run, exit status.
 //! * `run` — one run of a role (both for `--loopback`) and the outcome's exit status;
-//!   `merge` — `ntttcp merge`, many runs' documents folded into one.
+//!   `merge` — `ntttcp merge`, many runs' documents folded into one; `repeat` —
+//!   `--repeat`, one test run back to back and summed up.
 //! * `sender`, `receiver` — each role's story: set up, handshake, timeline, report.
 //! * `render` — every output: tables, log lines, JSON/XML, plots; `terminal` writes them.
 //! * `cli` — the command line (both dialects) → `config::Config`. Only `cli` knows clap.
@@ -34,6 +35,7 @@ mod pace;
 mod plan;
 mod receiver;
 mod render;
+mod repeat;
 mod report;
 mod role;
 mod run;

@@ -217,3 +217,89 @@ fn live_status_line_on_a_terminal_and_quiet_without_it() {
     let quiet = tty(&ports_in("--loopback -m 1,*,127.0.0.1 -p @91 -t 2 -Q"));
     assert!(!quiet.contains("\x1b[2K"), "-Q: no live line: {quiet:?}");
 }
+
+/// `--repeat 3`: three runs back to back, each its own document in `runs`, and a series
+/// whose figures are those of the runs (each run's receiver throughput, their min,
+/// median, max, mean, standard deviation and a 95 % interval around the mean); a -H
+/// receiver serves a sender's series the same way.
+#[test]
+fn repeat_runs_a_series_whose_summary_matches_its_runs() {
+    let _ports = Ports::take(1);
+    let o = run(
+        &ports_in("--loopback -P 1 -n 1 -p @1 -t 1 --repeat 3 --format json"),
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let d: serde_json::Value = serde_json::from_str(&o.stdout).expect("one JSON document");
+    assert_valid(&validator(), &d);
+    let runs = d["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    let rates: Vec<f64> = runs
+        .iter()
+        .map(|r| {
+            let rx = r["reports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["side"] == "receiver");
+            rx.unwrap()["totals"]["bits_per_second"].as_f64().unwrap()
+        })
+        .collect();
+    let s = &d["series"];
+    assert_eq!(s["runs"], 3);
+    let listed: Vec<f64> = s["bits_per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(listed, rates);
+    let f = |k: &str| s["summary"][k].as_f64().unwrap();
+    let mean = rates.iter().sum::<f64>() / 3.0;
+    let sd = (rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    let mut sorted = rates.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(
+        (f("min"), f("median"), f("max")),
+        (sorted[0], sorted[1], sorted[2])
+    );
+    assert!((f("mean") - mean).abs() <= mean * 1e-12);
+    assert!((f("stddev") - sd).abs() <= sd * 1e-9 + 1e-6);
+    assert!(f("ci95_low") < mean && mean < f("ci95_high"), "{s}");
+    assert_eq!(
+        d["reports"], runs[2]["reports"],
+        "reports are the last run's"
+    );
+    // A sender's series against a -H receiver: each run waits for the receiver to be free.
+    let r = spawn("receiver", &ports_in("-r 127.0.0.1 -H -P 1 -p @11 -t 1"));
+    let s = run(
+        &ports_in("-s 127.0.0.1 -P 1 -n 1 -p @11 -t 1 --repeat 2"),
+        LIMIT,
+    );
+    r.signal(15);
+    let _ = r.wait(LIMIT);
+    assert_eq!(s.code(), Some(0), "{s:?}");
+    assert_eq!(s.stdout.matches(" of 2: ").count(), 2, "{}", s.stdout);
+    assert!(
+        s.stdout.contains("Throughput over 2 of 2 runs"),
+        "{}",
+        s.stdout
+    );
+}
+
+/// A run that misses the floor ends the series with exit 3 and what it measured.
+#[test]
+fn a_failed_run_ends_the_series_with_its_status() {
+    let _ports = Ports::take(1);
+    let o = run(
+        &ports_in("--loopback -P 1 -n 1 -p @1 -t 1 --repeat 3 --min-throughput 100T"),
+        LIMIT,
+    );
+    assert_eq!(o.code(), Some(3), "{o:?}");
+    assert_eq!(o.stdout.matches(" of 3: ").count(), 1, "{}", o.stdout);
+    assert!(
+        o.stdout.contains("Throughput over 1 of 3 runs"),
+        "{}",
+        o.stdout
+    );
+}

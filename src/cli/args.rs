@@ -152,6 +152,18 @@ pub(crate) struct Cli {
     )]
     pub start_at: Option<std::time::SystemTime>,
 
+    /// Sender or --loopback: run the same test N times back to back (a -H receiver serves
+    /// them) and sum up their throughput: min, median, max, mean, standard deviation and
+    /// a 95 % confidence interval. A failed run ends the series.
+    #[arg(
+        long = "repeat",
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..=10_000),
+        help_heading = "Timing",
+        hide_short_help = true
+    )]
+    pub repeat: Option<u32>,
+
     /// Warm-up seconds: traffic flows but is not counted.
     #[arg(
         short = 'W',

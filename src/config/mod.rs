@@ -193,6 +193,9 @@ pub(crate) struct Config {
     /// The I/O and wait deadline (`--timeout`, Windows `-to`): connecting (sync and
     /// data), each handshake reply, and data silence during a test.
     pub timeout: Duration,
+    /// Sender or loopback: the same test this many times back to back (`--repeat`; 1:
+    /// once).
+    pub repeat: u32,
     /// Sender: the instant the measured window begins on each host's clock
     /// (`--start-at`); the receiver learns it in the handshake.
     pub start_at: Option<std::time::SystemTime>,

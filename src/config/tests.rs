@@ -44,6 +44,7 @@ fn config(ports: usize, n: u32, l: u32) -> Config {
         timeout: DEFAULT_TIMEOUT,
         sync_keepalive: Some(DEFAULT_SYNC_KEEPALIVE),
         start_at: None,
+        repeat: 1,
         source: Source::default(),
         roles: RoleOpts::default(),
         background: Background::default(),

@@ -11,6 +11,7 @@ pub(crate) mod merge;
 pub(crate) mod plot;
 pub(crate) mod rr;
 pub(crate) mod schema;
+pub(crate) mod series;
 pub(crate) mod settings;
 pub(crate) mod stdio;
 pub(crate) mod terminal;

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::report::merge::Merge;
+use crate::report::series::Series;
 use crate::report::{Report, Side};
 use crate::timeline::IntervalSample;
 
@@ -28,6 +29,12 @@ pub(crate) struct Document<'a> {
     /// `ntttcp merge`: how the merged runs compare (absent from a run's own document).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merge: Option<&'a Merge>,
+    /// `--repeat`: one document per run, in order (`reports` above are the last run's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<Self>>,
+    /// `--repeat`: the throughput over the runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<&'a Series>,
 }
 
 impl<'a> Document<'a> {
@@ -38,6 +45,19 @@ impl<'a> Document<'a> {
             version: env!("CARGO_PKG_VERSION"),
             reports,
             merge: None,
+            runs: None,
+            series: None,
+        }
+    }
+
+    /// The document of a series (`--repeat`): each run's, the series, and the last run's
+    /// reports in `reports`.
+    pub(crate) fn series(runs: &'a [Vec<Report>], series: &'a Series) -> Self {
+        let last = runs.last().map_or(&[][..], Vec::as_slice);
+        Self {
+            runs: Some(runs.iter().map(|r| Self::new(r)).collect()),
+            series: Some(series),
+            ..Self::new(last)
         }
     }
 
@@ -85,6 +105,11 @@ pub(crate) enum Line<'a> {
         /// This host's CPUs busy over the interval, percent (all CPUs, as the report's
         /// `cpu.busy_percent`); null where the system does not say.
         cpu_busy_percent: Option<f64>,
+    },
+    /// `--repeat`: the throughput over the runs, after the last run's lines.
+    Series {
+        /// The series.
+        series: &'a Series,
     },
     /// A side's final results (the same object as in `--format json`).
     Summary {

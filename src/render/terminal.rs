@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use super::atomic::Pending;
 use super::files::{Exporter, Failures};
-use super::{console, linux, schema, stdio};
+use super::{console, linux, schema, series, stdio};
 use crate::config::{Config, Role};
+use crate::report::series::Series;
 use crate::report::{Format, Note, Presentation, Report, Side};
 use crate::stats;
 use crate::timeline::Progress;
@@ -295,6 +296,38 @@ impl Terminal {
             // One document per test, written once every side has given its reports.
             Format::Json => {}
         }
+    }
+
+    /// `--repeat`: run `i` (from 1) of `n` has ended with `reports` (a peer's too): its
+    /// line (JSONL: its summaries), and its result files, which the next run replaces.
+    pub(crate) fn series_run(&self, i: usize, n: u32, reports: &[Report], bps: f64) {
+        match self.look.format {
+            Format::Windows | Format::Linux => self.out(&series::run_line(i, n, reports, bps)),
+            Format::Jsonl => reports.iter().for_each(|r| self.report(r)),
+            Format::Json => {}
+        }
+        let own: Vec<Report> = reports.iter().filter(|r| self.owns(r)).cloned().collect();
+        self.files.write_files(&own, &self.failures);
+    }
+
+    /// `--repeat`: the series is over (`runs`: each run's reports).
+    pub(crate) fn series_end(&self, runs: &[Vec<Report>], s: &Series) {
+        match self.look.format {
+            Format::Windows | Format::Linux => self.out(&series::table(s)),
+            Format::Jsonl => {
+                let line = serde_json::to_string(&schema::Line::Series { series: s });
+                self.out(&format!("{}\n", line.unwrap_or_default()));
+            }
+            Format::Json => {
+                let doc = serde_json::to_string_pretty(&schema::Document::series(runs, s));
+                self.out(&format!("{}\n", doc.unwrap_or_default()));
+            }
+        }
+    }
+
+    /// Whether `r` is this process's own (a sender's peer's report is not).
+    fn owns(&self, r: &Report) -> bool {
+        self.role == Role::Loopback || (r.side == Side::Sender) == (self.role == Role::Sender)
     }
 
     /// A peer's report, after this side's own: its totals in one block for people (so

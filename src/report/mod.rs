@@ -9,6 +9,7 @@ mod measured;
 pub(crate) mod merge;
 mod note;
 mod presentation;
+pub(crate) mod series;
 
 pub(crate) use ending::{EarlyEnd, EndKind, Ending};
 pub(crate) use latency::{ConnectResult, Latency, RrResult, Rtt};

@@ -106,37 +106,54 @@ pub(super) async fn handshake(
 }
 
 /// Connects to a sync port (retrying "refused" until the deadline) and queries the
-/// receiver's state: a busy receiver ends the run.
+/// receiver's state: a busy receiver ends the run, except in a series (`--repeat`),
+/// whose `-H` receiver may still be finishing the run before: that one is asked again
+/// until the deadline.
 async fn open_session(addr: SocketAddr, cfg: &Config, interrupt: &Flag) -> Result<Connection> {
     let deadline = Instant::now() + cfg.timeout;
-    let stream = match connect(addr, &cfg.source, deadline, Some(interrupt)).await {
-        Ok(s) => s,
-        Err(Failure::Interrupted) => return Err(Interrupted.into()),
-        Err(Failure::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            return Err(e).with_context(|| {
+    loop {
+        let stream = connect_sync(addr, cfg, deadline, interrupt).await?;
+        let mut conn = Connection::new(stream, cfg.timeout, cfg.sync_keepalive);
+        conn.send(Request::Query.value()).await?;
+        let state = Reply::decode(ReplyPhase::State, conn.recv().await?)?;
+        if state != Reply::State(State::Running) {
+            return Ok(conn);
+        }
+        if cfg.repeat == 1 || Instant::now() >= deadline {
+            bail!("receiver {addr} is busy with an existing test");
+        }
+        drop(conn);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The sync port's connection, retrying "refused" until `deadline`.
+async fn connect_sync(
+    addr: SocketAddr,
+    cfg: &Config,
+    deadline: Instant,
+    interrupt: &Flag,
+) -> Result<tokio::net::TcpStream> {
+    match connect(addr, &cfg.source, deadline, Some(interrupt)).await {
+        Ok(s) => Ok(s),
+        Err(Failure::Interrupted) => Err(Interrupted.into()),
+        Err(Failure::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(e)
+            .with_context(|| {
                 format!(
                     "failed to connect to receiver {addr} (sync port): nothing listens there \
                      (no receiver yet, one without sync, or Windows NTttcp's, which has no \
                      sync port; against those run both sides without sync: -N here, -N or \
                      -ns there)"
                 )
-            });
-        }
+            }),
         Err(Failure::Io(e)) => {
-            return Err(e)
-                .with_context(|| format!("failed to connect to receiver {addr} (sync port)"));
+            Err(e).with_context(|| format!("failed to connect to receiver {addr} (sync port)"))
         }
         Err(Failure::NoAnswer) => bail!(
             "failed to connect to receiver {addr} (sync port): no answer within {:?}",
             cfg.timeout
         ),
-    };
-    let mut conn = Connection::new(stream, cfg.timeout, cfg.sync_keepalive);
-    conn.send(Request::Query.value()).await?;
-    if Reply::decode(ReplyPhase::State, conn.recv().await?)? == Reply::State(State::Running) {
-        bail!("receiver {addr} is busy with an existing test");
     }
-    Ok(conn)
 }
 
 /// With a receiver of ours that serves `features`: the workload's feature is served (else

@@ -7,6 +7,7 @@
 pub(crate) mod fixture;
 pub(crate) mod merge;
 pub(crate) mod rr;
+pub(crate) mod series;
 mod tables;
 mod udp;
 

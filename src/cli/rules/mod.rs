@@ -78,6 +78,7 @@ pub(super) fn to_config(
         sync,
         timeout,
         start_at: cli.start_at,
+        repeat: cli.repeat.unwrap_or(1),
         sync_keepalive: match cli.sync_keepalive {
             None => Some(config::DEFAULT_SYNC_KEEPALIVE),
             Some(0) => None,
@@ -282,6 +283,9 @@ fn check_role_flags(cli: &Cli, role: Role, sync: bool) -> Result<(), UsageError>
         Role::Sender if cli.multi_client => return only("-M", "multi-client mode", Role::Receiver),
         Role::Sender if cli.hold => return only("-H", "hold mode", Role::Receiver),
         Role::Receiver if cli.last_client => return only("-L", "last client", Role::Sender),
+        Role::Receiver if cli.repeat.is_some() => {
+            return err("--repeat is the sender's: a receiver serves a series with -H");
+        }
         Role::Loopback if cli.multi_client || cli.last_client || cli.hold || cli.daemon => {
             return err("--loopback runs one test in the foreground: drop -M, -L, -H and -D");
         }
