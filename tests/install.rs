@@ -121,7 +121,7 @@ fn the_kubernetes_manifests_validate() {
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     files.sort();
-    assert!(files.len() >= 3, "{files:?}");
+    assert!(files.len() >= 5, "{files:?}");
     let has_tool = Command::new("kubernetes-validate")
         .arg("--version")
         .output()
@@ -135,9 +135,16 @@ fn the_kubernetes_manifests_validate() {
     cmd.arg("--strict").args(&files);
     let (ok, out, err) = run_bounded("validate", cmd, Duration::from_secs(120));
     assert!(ok, "{out}{err}");
-    // Every resource passed: the receiver Deployment and Service, the node DaemonSet and
-    // the sender Job.
-    for kind in ["deployment/", "service/", "daemonset/", "job/"] {
+    // Every resource passed: the receiver Deployment and Service, the node DaemonSet, the
+    // sender Job, and the fleet's receiver StatefulSet and Indexed Job of senders.
+    for kind in [
+        "deployment/",
+        "service/",
+        "daemonset/",
+        "job/",
+        "statefulset/ntttcp-fleet-rx",
+        "job/ntttcp-fleet-senders",
+    ] {
         assert!(
             out.contains(&format!("passed for resource {kind}"))
                 || err.contains(&format!("passed for resource {kind}")),
