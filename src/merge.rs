@@ -18,12 +18,19 @@ use crate::stats::merge::{apart, compare, fold};
 #[serde(deny_unknown_fields)]
 struct Input {
     schema: String,
-    #[allow(dead_code)]
-    version: String,
+    /// Read to check it is there; any version's reports are merged.
+    #[serde(rename = "version")]
+    _version: String,
     reports: Vec<Report>,
-    #[serde(default)]
-    #[allow(dead_code)]
-    merge: Option<Merge>,
+    /// What an earlier merge said; its reports are merged again.
+    #[serde(default, rename = "merge")]
+    _merge: Option<Merge>,
+    /// A series' runs (`--repeat`); its `reports`, the last run's, are merged.
+    #[serde(default, rename = "runs")]
+    _runs: Option<serde_json::Value>,
+    /// A series' summary.
+    #[serde(default, rename = "series")]
+    _series: Option<serde_json::Value>,
 }
 
 /// Runs the merge; its exit status (2 for input that is not a document of ours).

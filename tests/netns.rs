@@ -483,42 +483,30 @@ fn reads_and_their_low_water_mark_follow_the_path() {
     }
 }
 
-/// Four pairs of hosts (each its own two namespaces) started with one `--start-at`: every
-/// window, senders' and receivers', begins within 50 ms of the others, and `ntttcp merge`
-/// of the four senders' documents (each with its receiver's report) sums them exactly.
-#[test]
-fn four_pairs_started_at_one_instant_measure_the_same_seconds_and_merge() {
-    let _ports = Ports::take(1);
-    let hosts: Vec<TwoHosts> = (0..4u8)
-        .filter_map(|i| TwoHosts::new(&format!("f{i}"), 17 + i))
-        .collect();
-    if hosts.len() < 4 {
-        return;
-    }
+/// Starts a receiver in each pair's `b` and, once all listen, a sender in each `a` with
+/// `--start-at at`; returns each sender's document (its receiver's report included),
+/// also written to `dir` as pair{i}.json.
+fn run_pairs_at(hosts: &[TwoHosts], at: f64, dir: &crate::util::Scratch) -> Vec<serde_json::Value> {
     let p = port(1);
+    let m = |h: &TwoHosts| format!("-m 1,*,{} -p {p} -t 2 --format json", h.ip_b);
     let receivers: Vec<Proc> = hosts
         .iter()
         .map(|h| {
-            let m = format!("-m 1,*,{} -p {p} -t 2 --format json", h.ip_b);
-            Launch::new("receiver", &format!("-r {m}"))
+            Launch::new("receiver", &format!("-r {}", m(h)))
                 .in_netns(&h.b)
                 .spawn()
         })
         .collect();
-    for h in &hosts {
+    for h in hosts {
         crate::util::wait_listening_in(&h.b, p - 1, Duration::from_secs(20));
     }
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    let at = now.unwrap().as_secs_f64() + 3.0;
     let senders: Vec<Proc> = hosts
         .iter()
         .map(|h| {
-            let m = format!("-m 1,*,{} -p {p} -t 2 --format json", h.ip_b);
-            let args = format!("-s {m} --start-at {at:.3}");
+            let args = format!("-s {} --start-at {at:.3}", m(h));
             Launch::new("sender", &args).in_netns(&h.a).spawn()
         })
         .collect();
-    let dir = crate::util::Scratch::new("four-pairs");
     let mut docs = Vec::new();
     for (i, s) in senders.into_iter().enumerate() {
         let o = s.wait(Duration::from_secs(30));
@@ -529,6 +517,35 @@ fn four_pairs_started_at_one_instant_measure_the_same_seconds_and_merge() {
     for r in receivers {
         assert_eq!(r.wait(Duration::from_secs(30)).code(), Some(0));
     }
+    docs
+}
+
+/// The bytes of `side`'s reports in document `d`.
+fn side_bytes(d: &serde_json::Value, side: &str) -> u64 {
+    let reports = d["reports"].as_array().unwrap();
+    let of_side = reports.iter().filter(|r| r["side"] == side);
+    of_side
+        .map(|r| r["totals"]["bytes"].as_u64().unwrap())
+        .sum()
+}
+
+/// Four pairs of hosts (each its own two namespaces) started with one `--start-at`: every
+/// window, senders' and receivers', begins within 50 ms of the others and of the instant,
+/// and `ntttcp merge` of the four senders' documents (each with its receiver's report)
+/// sums them exactly.
+#[test]
+fn four_pairs_started_at_one_instant_measure_the_same_seconds_and_merge() {
+    let _ports = Ports::take(1);
+    let hosts: Vec<TwoHosts> = (0..4u8)
+        .filter_map(|i| TwoHosts::new(&format!("f{i}"), 17 + i))
+        .collect();
+    if hosts.len() < 4 {
+        return;
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let at = now.unwrap().as_secs_f64() + 3.0;
+    let dir = crate::util::Scratch::new("four-pairs");
+    let docs = run_pairs_at(&hosts, at, &dir);
     let starts: Vec<f64> = docs
         .iter()
         .flat_map(|d| d["reports"].as_array().unwrap())
@@ -539,14 +556,12 @@ fn four_pairs_started_at_one_instant_measure_the_same_seconds_and_merge() {
         8,
         "each sender's document has its receiver's report"
     );
-    let (first, last) = (
-        starts.iter().copied().fold(f64::MAX, f64::min),
-        starts.iter().copied().fold(0.0, f64::max),
-    );
+    let first = starts.iter().copied().fold(f64::MAX, f64::min);
+    let last = starts.iter().copied().fold(0.0, f64::max);
+    let apart_ms = (last - first) * 1e3;
     assert!(
-        last - first <= 0.050,
-        "windows begin {:.1} ms apart: {starts:?}",
-        (last - first) * 1e3
+        apart_ms <= 50.0,
+        "windows begin {apart_ms:.1} ms apart: {starts:?}"
     );
     assert!(
         (first - at).abs() <= 0.050,
@@ -562,17 +577,12 @@ fn four_pairs_started_at_one_instant_measure_the_same_seconds_and_merge() {
     assert_eq!(m.code(), Some(0), "{m:?}");
     let merged = crate::util::json(&m);
     for side in ["sender", "receiver"] {
-        let bytes = |d: &serde_json::Value| -> u64 {
-            d["reports"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|r| r["side"] == side)
-                .map(|r| r["totals"]["bytes"].as_u64().unwrap())
-                .sum()
-        };
-        let sum: u64 = docs.iter().map(bytes).sum();
-        assert_eq!(bytes(&merged), sum, "{side}: the merge sums exactly");
+        let sum: u64 = docs.iter().map(|d| side_bytes(d, side)).sum();
+        assert_eq!(
+            side_bytes(&merged, side),
+            sum,
+            "{side}: the merge sums exactly"
+        );
     }
     assert_eq!(merged["merge"]["pairs"].as_array().unwrap().len(), 4);
     assert!(!m.stderr.contains("do not overlap"), "{}", m.stderr);

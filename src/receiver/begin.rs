@@ -96,12 +96,7 @@ pub(crate) async fn wait_for_senders(
                 continue;
             }
         };
-        // Every connection this sender opened before its 'R' is taken before the gate
-        // can close (the request keeps it open until it is dropped).
-        if cfg.data.protocol == Protocol::Tcp {
-            let ports: Vec<u16> = (0..cfg.streams.ports.len()).map(|j| cfg.port(j)).collect();
-            settle(sync.gate, sync.workers, &ports, cfg.timeout).await;
-        }
+        settle_sender(cfg, sync).await;
         let peer = req.conn.peer().to_string();
         connect_rate |= req.connect_rate;
         if cfg.roles.multi_client && !req.last {
@@ -129,13 +124,9 @@ pub(crate) async fn wait_for_senders(
         // that the answers leave right after the sample however busy the CPUs are (a
         // late answer would start the senders' windows late; the timeline drops it).
         affinity::prompt_wakeups(true);
-        if let Some(at) = waiting.iter().filter_map(Connection::start_at).max() {
-            // --start-at: the window opens at that instant (its warm-up before it).
-            let warmup = std::time::Duration::from_secs(cfg.timeline.warmup.into());
-            if !timeline::until_wall(at, warmup, interrupt).await {
-                affinity::prompt_wakeups(false);
-                return None;
-            }
+        if !start_instant(&waiting, cfg, interrupt).await {
+            affinity::prompt_wakeups(false);
+            return None;
         }
         let t0 = timeline::Edge::before_traffic(sync.all);
         let mut started = Vec::with_capacity(waiting.len());
@@ -159,6 +150,25 @@ pub(crate) async fn wait_for_senders(
             connect_rate,
         });
     }
+}
+
+/// Every connection a sender opened before its 'R' is taken before the gate can close
+/// (its start request keeps the gate open until it is dropped).
+async fn settle_sender(cfg: &Config, sync: &SyncParts<'_>) {
+    if cfg.data.protocol == Protocol::Tcp {
+        let ports: Vec<u16> = (0..cfg.streams.ports.len()).map(|j| cfg.port(j)).collect();
+        settle(sync.gate, sync.workers, &ports, cfg.timeout).await;
+    }
+}
+
+/// `--start-at`: waits until the instant the senders gave comes (less this receiver's
+/// warm-up); false when interrupted first. No instant: at once.
+async fn start_instant(senders: &[Connection], cfg: &Config, interrupt: &Flag) -> bool {
+    let Some(at) = senders.iter().filter_map(Connection::start_at).max() else {
+        return true;
+    };
+    let warmup = std::time::Duration::from_secs(cfg.timeline.warmup.into());
+    timeline::until_wall(at, warmup, interrupt).await
 }
 
 /// What the sync-mode controller works with.

@@ -243,14 +243,8 @@ async fn session(
             }
             Request::Start => false,
             Request::StartLast => true,
-            Request::End
-            | Request::Propose(_)
-            | Request::Probe
-            | Request::ConnectRate
-            | Request::WantReport
-            | Request::StartAt => {
-                return conn.send(Reply::State(current(&state)).value()).await;
-            }
+            // 'E', or a value of the handshake again: the state, and the session ends.
+            _ => return conn.send(Reply::State(current(&state)).value()).await,
         };
         // From here to the hand-over nothing awaits, so neither eviction nor the session
         // deadline can cut in between the claim and the controller getting the request.

@@ -60,7 +60,11 @@ mod tests {
             after = super::super::os::host::process_cpu_ms();
         }
         std::hint::black_box(x);
-        assert!(after >= before + 100, "{before} -> {after} ms in {:?}", t.elapsed());
+        assert!(
+            after >= before + 100,
+            "{before} -> {after} ms in {:?}",
+            t.elapsed()
+        );
     }
 
     #[test]

@@ -32,12 +32,7 @@ pub(super) fn to_config(
     check_mapping_cpus(&cli, cpus)?;
     let mut ports = port_plans(&cli, matches, &role_host)?;
     let latency_default = latency_default(&cli);
-    let threads_per_port = match (cli.threads, cli.mapping.is_empty()) {
-        (Some(n), _) => n,
-        (None, false) => 1,
-        (None, true) if latency_default => 1,
-        (None, true) => config::DEFAULT_THREADS_PER_PORT,
-    };
+    let threads_per_port = threads_per_port(&cli, latency_default);
     if latency_default {
         ports.truncate(1);
     }
@@ -79,11 +74,7 @@ pub(super) fn to_config(
         timeout,
         start_at: cli.start_at,
         repeat: cli.repeat.unwrap_or(1),
-        sync_keepalive: match cli.sync_keepalive {
-            None => Some(config::DEFAULT_SYNC_KEEPALIVE),
-            Some(0) => None,
-            Some(s) => Some(std::time::Duration::from_secs(s.into())),
-        },
+        sync_keepalive: keepalive_of(&cli),
         source: config::Source {
             addr: cli.source_address,
             device: None,
@@ -326,6 +317,26 @@ fn check_source(cli: &Cli, role: Role, threads: usize) -> Result<(), UsageError>
 }
 
 /// Rules of UDP and the zero-copy paths.
+/// Sender threads per port: `-n`, one with a Windows mapping or a latency test's default
+/// layout, else ntttcp-for-linux's default.
+fn threads_per_port(cli: &Cli, latency_default: bool) -> u32 {
+    match (cli.threads, cli.mapping.is_empty()) {
+        (Some(n), _) => n,
+        (None, false) => 1,
+        (None, true) if latency_default => 1,
+        (None, true) => config::DEFAULT_THREADS_PER_PORT,
+    }
+}
+
+/// `--sync-keepalive`: its seconds, 0 for none, 30 by default.
+fn keepalive_of(cli: &Cli) -> Option<std::time::Duration> {
+    match cli.sync_keepalive {
+        None => Some(config::DEFAULT_SYNC_KEEPALIVE),
+        Some(0) => None,
+        Some(s) => Some(std::time::Duration::from_secs(s.into())),
+    }
+}
+
 /// `--start-at` is the sender's (its receiver follows through the handshake), with
 /// ntttcp-for-linux's sync, whose handshake carries it, or none.
 fn check_start_at(cli: &Cli, role: Role, sync: config::SyncMode) -> Result<(), UsageError> {
