@@ -35,7 +35,7 @@ mod sync;
 
 use monitor::{SenderMonitor, silences};
 use setup::{check_descriptors, fit_datagrams, local_traffic, resolve_targets};
-use sync::{ask_for_ports, end_test, exchange_tokens, handshake, request_start};
+use sync::{ask_for_ports, end_test, exchange_tokens, handshake, peer_reports, request_start};
 
 /// Runs the sender side of one test: its report, or one per way (`--bidir`).
 pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Result<Vec<Report>> {
@@ -58,58 +58,6 @@ pub(crate) async fn run(cfg: &Config, interrupt: &Flag, notes: Notes<'_>) -> Res
     let workers = launched.crew.join(Duration::from_secs(1)).await;
     notes(Note::PeerReports(peer));
     Ok(report(&plan, &workers, negotiated, &window, notes))
-}
-
-/// How long after its own end a sender waits for the reports its receivers promised:
-/// a receiver's window closes before the sender's (its clock started first), and it
-/// sends its report as soon as it is made.
-const PEER_REPORT_WAIT: Duration = Duration::from_secs(2);
-
-/// The reports the receivers sent back (`promised[i]`: session i promised one), as they
-/// came or within `PEER_REPORT_WAIT` (none after a fault, `faulted`); one that is late or
-/// unreadable is named.
-async fn peer_reports(
-    mon: &mut SenderMonitor<'_>,
-    promised: &[bool],
-    faulted: bool,
-    notes: Notes<'_>,
-) -> Vec<Report> {
-    let mut owed: Vec<bool> = if faulted {
-        vec![false; promised.len()]
-    } else {
-        promised.to_vec()
-    };
-    for (i, _) in &mon.reports {
-        owed[*i] = false;
-    }
-    let wait = async {
-        while owed.contains(&true) {
-            match mon.incoming.recv().await {
-                Some((i, Incoming::Report(json))) => {
-                    owed[i] = false;
-                    mon.reports.push((i, json));
-                }
-                Some((i, Incoming::Closed(_))) => owed[i] = false,
-                Some(_) => {}
-                None => return,
-            }
-        }
-    };
-    if tokio::time::timeout(PEER_REPORT_WAIT, wait).await.is_err() {
-        notes(Note::Warn(format!(
-            "a receiver's figures did not come within {PEER_REPORT_WAIT:?} of the end"
-        )));
-    }
-    let mut all = Vec::new();
-    for (_, json) in std::mem::take(&mut mon.reports) {
-        match serde_json::from_slice::<Vec<Report>>(&json) {
-            Ok(rs) => all.extend(rs.into_iter().filter(|r| r.side == Side::Receiver)),
-            Err(e) => notes(Note::Warn(format!(
-                "a receiver's figures could not be read: {e}"
-            ))),
-        }
-    }
-    all
 }
 
 /// The sender's plan, resolved once: the receivers' addresses (handed out by a Windows

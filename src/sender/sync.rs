@@ -1,5 +1,6 @@
 //! The sender's side of the sync exchanges: the handshake and its proposal, the start
-//! request, the end of a test, and Windows NTttcp's tokens and port hand-out.
+//! request, the end of a test and the reports receivers send back, and Windows NTttcp's
+//! tokens and port hand-out.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -11,7 +12,7 @@ use crate::config::{Config, Role, Workload};
 use crate::control::connect::{Failure, connect};
 use crate::control::message::{Features, PROBE, Reply, ReplyPhase, Request, State};
 use crate::control::{Connection, Incoming, Writer, windows};
-use crate::report::{Note, Notes};
+use crate::report::{Note, Notes, Report, Side};
 use crate::role::Interrupted;
 use crate::stop::Flag;
 
@@ -356,4 +357,56 @@ pub(super) async fn ask_for_ports(cfg: &Config, targets: &mut [SocketAddr]) -> R
         t.set_port(windows::request_port(base, deadline, &cfg.source).await?);
     }
     Ok(())
+}
+
+/// How long after its own end a sender waits for the reports its receivers promised:
+/// a receiver's window closes before the sender's (its clock started first), and it
+/// sends its report as soon as it is made.
+const PEER_REPORT_WAIT: Duration = Duration::from_secs(2);
+
+/// The reports the receivers sent back (`promised[i]`: session i promised one), as they
+/// came or within `PEER_REPORT_WAIT` (none after a fault, `faulted`); one that is late or
+/// unreadable is named.
+pub(super) async fn peer_reports(
+    mon: &mut SenderMonitor<'_>,
+    promised: &[bool],
+    faulted: bool,
+    notes: Notes<'_>,
+) -> Vec<Report> {
+    let mut owed: Vec<bool> = if faulted {
+        vec![false; promised.len()]
+    } else {
+        promised.to_vec()
+    };
+    for (i, _) in &mon.reports {
+        owed[*i] = false;
+    }
+    let wait = async {
+        while owed.contains(&true) {
+            match mon.incoming.recv().await {
+                Some((i, Incoming::Report(json))) => {
+                    owed[i] = false;
+                    mon.reports.push((i, json));
+                }
+                Some((i, Incoming::Closed(_))) => owed[i] = false,
+                Some(_) => {}
+                None => return,
+            }
+        }
+    };
+    if tokio::time::timeout(PEER_REPORT_WAIT, wait).await.is_err() {
+        notes(Note::Warn(format!(
+            "a receiver's figures did not come within {PEER_REPORT_WAIT:?} of the end"
+        )));
+    }
+    let mut all = Vec::new();
+    for (_, json) in std::mem::take(&mut mon.reports) {
+        match serde_json::from_slice::<Vec<Report>>(&json) {
+            Ok(rs) => all.extend(rs.into_iter().filter(|r| r.side == Side::Receiver)),
+            Err(e) => notes(Note::Warn(format!(
+                "a receiver's figures could not be read: {e}"
+            ))),
+        }
+    }
+    all
 }
