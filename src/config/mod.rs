@@ -5,6 +5,9 @@
 //! decide into a `plan::RunPlan` beside it. Derived counts (ports, threads, connections)
 //! follow ntttcp-for-linux: P receiver ports, P x n sender threads, P x n x l connections.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -14,7 +17,7 @@ mod workload;
 pub(crate) use workload::{Direction, MAX_RR_SIZE, Workload};
 
 /// Which side of the test this process plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Role {
     /// Listens on P ports and drains whatever arrives (`-r`, the default).
@@ -26,7 +29,7 @@ pub(crate) enum Role {
 }
 
 /// Which command-line dialect a line was read in (see `cli::dialect`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Dialect {
     /// ntttcp-for-linux 1.4.3: case-sensitive single letters (`-P` ports, `-l` connections).
@@ -36,7 +39,7 @@ pub(crate) enum Dialect {
 }
 
 /// How a sender worker drives its sockets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum IoMode {
     /// Non-blocking writes round-robin over the worker's connections (one or several),
@@ -55,9 +58,7 @@ pub(crate) enum IoMode {
 pub(crate) const DEFAULT_PLACEMENT: Placement = Placement::Auto;
 
 /// Where the worker threads of a `*` mapping run.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Placement {
     /// Round-robin for a TCP stream whose peer is on this host (a sender whose target is
@@ -76,17 +77,7 @@ pub(crate) enum Placement {
 }
 
 /// Transport of the data connections (the sync channel is always TCP).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Protocol {
     /// TCP streams (the default).
@@ -98,17 +89,7 @@ pub(crate) enum Protocol {
 
 /// Opt-in copy-avoiding data paths; they change what is measured, so every report says
 /// which were on.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ZeroCopy {
     /// Sender: `sendfile()` from an in-memory file instead of `send()` (`-Z`, `--sendfile`).
@@ -129,9 +110,7 @@ pub(crate) struct PortPlan {
 
 /// Warm-up, measurement and cool-down lengths in whole seconds (the sync protocol
 /// exchanges whole seconds). A duration of 0 means "continuous until interrupted".
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Phases {
     /// Seconds of traffic before counting starts (`-W`, `-wu`).
@@ -347,17 +326,7 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) const MAX_WAITING_CLIENTS: usize = 7;
 
 /// Socket options for data connections (both roles).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SockOpts {
     /// TCP_NODELAY (`--no-delay`, Windows `-ndl`).
@@ -460,17 +429,7 @@ impl schemars::JsonSchema for Congestion {
 /// writer that waits once a little is queued unsent wakes while the data it wrote is
 /// still in cache where the reader copies it), SO_RCVLOWAT on a receiver's (a reader
 /// woken for more bytes at a time wakes less often); docs/benchmarks.md.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Lowat {
     /// The default of the side that sets it. Sender: 64 KiB where a connection's
@@ -595,7 +554,7 @@ impl fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 /// Where a mapping's threads run: one CPU (`0`), or spread over the allowed CPUs (`*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum CpuSpec {
     /// `*`: worker k runs on the k-th allowed CPU, round-robin.
     Any,

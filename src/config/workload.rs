@@ -1,17 +1,10 @@
 //! What a test's data connections carry, and which way a measured stream of bytes went.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 /// What a test's data connections carry.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub(crate) enum Workload {
     /// Bulk data from sender to receiver, as both NTTTCPs do (the default).
@@ -51,9 +44,7 @@ impl Workload {
 pub(crate) const MAX_RR_SIZE: usize = 16 << 20;
 
 /// Which way a report's bytes went.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Direction {
     /// This side sent them (a sender; a receiver in a reverse test).

@@ -2,6 +2,9 @@
 //! connections' descriptors and failures, what its connections showed, and the sample the control plane takes of it at the edges of
 //! the measurement window. Nothing here prints or allocates per I/O.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -459,17 +462,7 @@ impl WorkerState {
 }
 
 /// Socket options as the kernel set them (Linux doubles SO_SNDBUF/SO_RCVBUF requests).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Applied {
     /// TCP_NODELAY as read back.
