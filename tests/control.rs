@@ -464,3 +464,36 @@ fn the_sync_connection_keeps_itself_alive() {
         assert!(!line.contains("keepalive"), "{line}");
     }
 }
+
+/// A sender waiting for its `--start-at` instant (ten minutes ahead) is interrupted:
+/// it ends at once with exit 130, and its `-H` receiver, which was waiting for that
+/// instant too, lets it go and serves the next sender within seconds, not minutes.
+#[test]
+fn a_sender_waiting_for_its_start_instant_is_let_go_on_both_sides() {
+    let _ports = Ports::take(1);
+    let r = spawn("receiver", "-r 127.0.0.1 -H -P 1 -p @1 -t 1");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let at = now.unwrap().as_secs() + 600;
+    let s = spawn(
+        "sender",
+        &format!("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 1 -V --start-at {at}"),
+    );
+    // Its data connection is up: it has asked to start and waits for the answer.
+    s.wait_for_stderr("connections created in", LIMIT);
+    s.signal(2);
+    let so = s.wait(LIMIT);
+    assert_eq!(so.code(), Some(130), "{so:?}");
+    // The receiver looks for departed senders every 200 ms: until it has, it is busy.
+    let since = Instant::now();
+    let next = loop {
+        let next = run("-s 127.0.0.1 -P 1 -n 1 -p @1 -t 1", LIMIT);
+        let busy = next.code() == Some(1) && next.stderr.contains("busy");
+        if !busy || since.elapsed() > Duration::from_secs(5) {
+            break next;
+        }
+    };
+    assert_eq!(next.code(), Some(0), "the receiver is free again: {next:?}");
+    assert_eq!(parse_tables(&next.stdout).len(), 1, "{}", next.stdout);
+    r.signal(15);
+    let _ = r.wait(LIMIT);
+}

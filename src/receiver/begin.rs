@@ -124,7 +124,7 @@ pub(crate) async fn wait_for_senders(
         // that the answers leave right after the sample however busy the CPUs are (a
         // late answer would start the senders' windows late; the timeline drops it).
         affinity::prompt_wakeups(true);
-        if !start_instant(&waiting, cfg, interrupt).await {
+        if !start_instant(&mut waiting, cfg, interrupt).await {
             affinity::prompt_wakeups(false);
             return None;
         }
@@ -162,13 +162,27 @@ async fn settle_sender(cfg: &Config, sync: &SyncParts<'_>) {
 }
 
 /// `--start-at`: waits until the instant the senders gave comes (less this receiver's
-/// warm-up); false when interrupted first. No instant: at once.
-async fn start_instant(senders: &[Connection], cfg: &Config, interrupt: &Flag) -> bool {
+/// warm-up); false when interrupted first. No instant: at once. A sender that goes away
+/// meanwhile is let go; when none is left the wait ends with `senders` empty, and no
+/// test starts.
+async fn start_instant(senders: &mut Vec<Connection>, cfg: &Config, interrupt: &Flag) -> bool {
     let Some(at) = senders.iter().filter_map(Connection::start_at).max() else {
         return true;
     };
     let warmup = std::time::Duration::from_secs(cfg.timeline.warmup.into());
-    timeline::until_wall(at, warmup, interrupt).await
+    let wait = timeline::until_wall(at, warmup, interrupt);
+    tokio::pin!(wait);
+    loop {
+        tokio::select! {
+            reached = &mut wait => return reached,
+            () = tokio::time::sleep(std::time::Duration::from_millis(200)) => {
+                senders.retain_mut(|c| !c.peer_closed());
+                if senders.is_empty() {
+                    return true;
+                }
+            }
+        }
+    }
 }
 
 /// What the sync-mode controller works with.

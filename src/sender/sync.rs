@@ -34,8 +34,11 @@ pub(super) async fn request_start(
     let until = cfg
         .start_at
         .and_then(|at| at.duration_since(SystemTime::now()).ok());
-    let answer = conn.recv_within(until.unwrap_or_default() + cfg.timeout);
-    let mut reply = Reply::decode(ReplyPhase::Start, answer.await?)?;
+    let answer = tokio::select! {
+        v = conn.recv_within(until.unwrap_or_default() + cfg.timeout) => v?,
+        _ = interrupt.wait() => return Err(Interrupted.into()),
+    };
+    let mut reply = Reply::decode(ReplyPhase::Start, answer)?;
     if reply == Reply::Wait {
         notes(Note::Warn(
             "waiting for the last client to join the test".into(),
