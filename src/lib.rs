@@ -30,6 +30,9 @@ mod cli;
 mod config;
 mod control;
 mod data;
+#[cfg(all(feature = "fuzzing", not(windows)))]
+#[doc(hidden)]
+pub mod fuzz;
 mod merge;
 mod pace;
 mod plan;

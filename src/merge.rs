@@ -37,39 +37,60 @@ struct Input {
 
 /// Runs the merge; its exit status (2 for input that is not a document of ours).
 pub(crate) fn run(job: &MergeJob) -> u8 {
-    let inputs = match job
+    let merged = job
         .files
         .iter()
         .map(|f| read(f))
         .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(i) => i,
+        .and_then(|texts| merge_texts(&job.files, &texts, job.json));
+    match merged {
+        Ok((out, warnings)) => {
+            for w in warnings {
+                stdio::err(&format!("ntttcp merge: warning: {w}"));
+            }
+            stdio::out(&out);
+            EXIT_OK
+        }
         Err(line) => {
             stdio::err(&format!("ntttcp merge: error: {line}"));
-            return EXIT_USAGE;
+            EXIT_USAGE
         }
-    };
-    let (reports, merge) = merged(&job.files, &inputs);
-    for (a, b) in apart(&merge) {
-        stdio::err(&format!(
-            "ntttcp merge: warning: the windows of {a} and {b} do not overlap: they did not \
-             run side by side"
-        ));
     }
-    if job.json {
+}
+
+/// The merge of documents `texts` (read from `files`): what goes to stdout, JSON or the
+/// tables, and the warnings; or one line naming the file that is not a document of ours.
+pub(crate) fn merge_texts(
+    files: &[String],
+    texts: &[String],
+    json: bool,
+) -> Result<(String, Vec<String>), String> {
+    let inputs = files
+        .iter()
+        .zip(texts)
+        .map(|(f, t)| parse(f, t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (reports, merge) = merged(files, &inputs);
+    let warnings = apart(&merge)
+        .into_iter()
+        .map(|(a, b)| {
+            format!("the windows of {a} and {b} do not overlap: they did not run side by side")
+        })
+        .collect();
+    let out = if json {
         let doc = schema::Document::merged(&reports, &merge);
-        stdio::out(&format!(
+        format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()
-        ));
+        )
     } else {
         let mut out = text::text(&merge);
         for r in &reports {
             out.push_str(&console::render(r, false));
         }
-        stdio::out(&out);
-    }
-    EXIT_OK
+        out
+    };
+    Ok((out, warnings))
 }
 
 /// The merged reports (one per side and direction the inputs have, senders first) and
@@ -99,18 +120,22 @@ fn merged(files: &[String], inputs: &[Input]) -> (Vec<Report>, Merge) {
     (reports, compare(&measured))
 }
 
-/// Reads and checks one document; the error is one line naming the file.
-fn read(file: &str) -> Result<Input, String> {
-    let text = if file == "-" {
+/// Reads one document's text; the error is one line naming the file.
+fn read(file: &str) -> Result<String, String> {
+    if file == "-" {
         let mut s = String::new();
         std::io::stdin()
             .read_to_string(&mut s)
             .map_err(|e| format!("stdin: {e}"))?;
-        s
+        Ok(s)
     } else {
-        std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?
-    };
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| match e.is_eof() {
+        std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))
+    }
+}
+
+/// Checks and reads one document; the error is one line naming the file.
+fn parse(file: &str, text: &str) -> Result<Input, String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| match e.is_eof() {
         true => format!("{file}: the JSON ends early (a truncated file?): {e}"),
         false => format!("{file}: not JSON: {e}"),
     })?;

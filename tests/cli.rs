@@ -155,6 +155,8 @@ fn usage_errors_exit_2_with_one_line() {
         ("-r -s 127.0.0.1", "cannot be used with"),
         ("-r 203.0.113.9", "not an address of this host"),
         ("-s -m 1,*,127.0.0.1 -ns -X", "'-X'"),
+        // Found by the cli fuzz target: a letter of a cluster was named alone.
+        ("-r -H%", "unexpected argument '-%' found (in '-H%')"),
     ];
     for (args, needle) in rows {
         let o = run(args, LIMIT);
@@ -171,6 +173,23 @@ fn usage_errors_exit_2_with_one_line() {
             "{args}: {} lacks {needle}",
             lines[0]
         );
+    }
+}
+
+/// Found by the cli fuzz target: an argument with a line break in it cut its error short
+/// of the argument. A control character (a carriage return from a script saved with
+/// Windows line endings, most often) is refused, shown escaped, on one line.
+#[test]
+fn an_argument_with_a_control_character_is_refused_on_one_line() {
+    for (arg, shown) in [("10\r", "'10\\r'"), ("a\nb", "'a\\nb'")] {
+        let o = std::process::Command::new(crate::util::bin())
+            .args(["-s", "127.0.0.1", "-t", arg])
+            .output()
+            .expect("ntttcp runs");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(shown), "{stderr} lacks {shown}");
     }
 }
 

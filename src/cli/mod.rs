@@ -86,6 +86,7 @@ fn generate(kind: &str) -> String {
 /// Parses a whole command line (program name first). `cpus` are the CPU numbers this
 /// process may run on, for checking `-m` CPU fields.
 pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageError> {
+    control_characters(args)?;
     if args.get(1).is_some_and(|a| a == "merge") {
         return match merge::parse(&args[2..]) {
             Ok(job) => Ok(Parsed::Merge(job)),
@@ -172,6 +173,7 @@ fn refused(
         ErrorKind::DisplayVersion => Ok(Parsed::Version),
         _ => {
             let line = as_typed(&one_line(&e.render().to_string()), normalized);
+            let line = in_cluster(line, e, args);
             let hint = (normalized.dialect == Dialect::Linux)
                 .then(|| help::windows_hint(&line))
                 .flatten();
@@ -180,6 +182,27 @@ fn refused(
                 None => line,
             }))
         }
+    }
+}
+
+/// Where clap names one letter of a cluster of short flags (`-%` of `-H%`), which was
+/// not typed as such: the argument as typed, after it.
+fn in_cluster(line: String, e: &clap::Error, args: &[OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
+        return line;
+    };
+    let letter = match bad.strip_prefix('-') {
+        Some(l) if l.chars().count() == 1 && !args.iter().any(|a| a == bad.as_str()) => l,
+        _ => return line,
+    };
+    let typed = args.iter().skip(1).map(|a| a.to_string_lossy());
+    let cluster = typed
+        .into_iter()
+        .find(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letter));
+    match cluster {
+        Some(a) => format!("{line} (in '{a}')"),
+        None => line,
     }
 }
 
@@ -227,6 +250,24 @@ fn stray_value(args: &[OsString]) -> Option<String> {
 
 /// clap's first line ("error: ...") without the usage lines that follow it, keeping a
 /// list of possible values and a "did you mean" tip.
+/// An argument with a control character in it (a carriage return from a script saved
+/// with Windows line endings, say) is never what was meant, and would break the one-line
+/// error it could end up in: refused, shown escaped.
+fn control_characters(args: &[OsString]) -> Result<(), UsageError> {
+    let lossy = args.iter().skip(1).map(|a| a.to_string_lossy());
+    let Some(arg) = lossy.into_iter().find(|a| a.chars().any(char::is_control)) else {
+        return Ok(());
+    };
+    let hint = match arg.contains('\r') {
+        true => " (a script saved with Windows line endings?)",
+        false => "",
+    };
+    Err(UsageError(format!(
+        "invalid argument '{}': it holds a control character{hint}",
+        arg.escape_debug()
+    )))
+}
+
 fn one_line(rendered: &str) -> String {
     let first = rendered.lines().next().unwrap_or("invalid command line");
     let mut out = first.trim_start_matches("error: ").trim().to_string();

@@ -9,20 +9,37 @@ pub(crate) mod connect;
 pub(crate) mod message;
 pub(crate) mod windows;
 
+use std::fmt;
 use std::io;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 use tokio::time::timeout;
+
+/// What a sync connection runs over: a TCP stream, or bytes in memory (the fuzz targets
+/// drive the real handshakes over those).
+pub(crate) trait SyncStream:
+    AsyncRead + AsyncWrite + Send + Unpin + fmt::Debug + 'static
+{
+    /// Whether the peer has closed its side (nothing is consumed).
+    fn peer_closed(&mut self) -> bool;
+}
+
+impl SyncStream for TcpStream {
+    fn peer_closed(&mut self) -> bool {
+        // A zero-time peek.
+        let mut b = [0u8; 1];
+        matches!(futures_now(self.peek(&mut b)), Some(Ok(0)) | Some(Err(_)))
+    }
+}
 
 /// One sync connection with a deadline on every operation.
 #[derive(Debug)]
 pub(crate) struct Connection {
-    stream: TcpStream,
+    stream: Box<dyn SyncStream>,
     deadline: Duration,
     peer: String,
     /// The sender asked for the receiver's report at the end (`WANT_REPORT`), and was
@@ -60,8 +77,13 @@ impl Connection {
             .peer_addr()
             .map(|a| a.to_string())
             .unwrap_or_else(|_| "?".into());
+        Self::over(stream, peer, deadline)
+    }
+
+    /// A connection over any stream, named `peer` in messages.
+    pub(crate) fn over(stream: impl SyncStream, peer: String, deadline: Duration) -> Self {
         Self {
-            stream,
+            stream: Box::new(stream),
             deadline,
             peer,
             report: false,
@@ -117,19 +139,15 @@ impl Connection {
         Ok(message::decode(buf))
     }
 
-    /// Whether the peer has closed its side (a zero-time peek: nothing is consumed).
+    /// Whether the peer has closed its side (nothing is consumed).
     pub(crate) fn peer_closed(&mut self) -> bool {
-        let mut b = [0u8; 1];
-        matches!(
-            futures_now(self.stream.peek(&mut b)),
-            Some(Ok(0)) | Some(Err(_))
-        )
+        self.stream.peer_closed()
     }
 
     /// Splits the connection: a spawned task forwards what arrives, tagged with `tag`, on
     /// `tx`; the returned writer sends.
     pub(crate) fn monitor(self, tag: usize, tx: mpsc::Sender<(usize, Incoming)>) -> Writer {
-        let (read, write) = self.stream.into_split();
+        let (read, write) = tokio::io::split(self.stream);
         tokio::spawn(read_loop(read, tag, tx));
         Writer {
             half: write,
@@ -143,7 +161,7 @@ impl Connection {
 /// The sending half of a monitored connection.
 #[derive(Debug)]
 pub(crate) struct Writer {
-    half: OwnedWriteHalf,
+    half: WriteHalf<Box<dyn SyncStream>>,
     deadline: Duration,
     peer: String,
     /// The report was asked for and promised on this connection.
@@ -204,7 +222,7 @@ async fn write_int<W: AsyncWriteExt + Unpin>(
 }
 
 /// The rest of a report frame: its length, at most `MAX_REPORT_BYTES`, and its bytes.
-async fn report(read: &mut OwnedReadHalf) -> Incoming {
+async fn report<R: AsyncRead + Unpin>(read: &mut R) -> Incoming {
     let mut len = [0u8; 4];
     if let Err(e) = read.read_exact(&mut len).await {
         return Incoming::Closed(format!("sync connection failed within a report: {e}"));
@@ -231,7 +249,11 @@ async fn report(read: &mut OwnedReadHalf) -> Incoming {
     }
 }
 
-async fn read_loop(mut read: OwnedReadHalf, tag: usize, tx: mpsc::Sender<(usize, Incoming)>) {
+async fn read_loop(
+    mut read: ReadHalf<Box<dyn SyncStream>>,
+    tag: usize,
+    tx: mpsc::Sender<(usize, Incoming)>,
+) {
     let mut buf = [0u8; 4];
     loop {
         let event = match read.read_exact(&mut buf).await {

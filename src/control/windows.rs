@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::connect::Failure;
@@ -59,7 +59,11 @@ pub(crate) async fn exchange_as_receiver(listener: &TcpListener, per_peer: Durat
         .with_context(|| format!("sync token exchange with {peer}"))
 }
 
-async fn swap_tokens(s: &mut TcpStream, deadline: Instant) -> Result<()> {
+/// Sends our token and reads the peer's, both by `deadline`, then closes our side.
+pub(crate) async fn swap_tokens<S: AsyncRead + AsyncWrite + Unpin>(
+    s: &mut S,
+    deadline: Instant,
+) -> Result<()> {
     let left = deadline.saturating_duration_since(Instant::now());
     timeout(left, s.write_all(&[TOKEN]))
         .await
@@ -80,6 +84,15 @@ pub(crate) async fn request_port(
     source: &Source,
 ) -> Result<u16> {
     let mut s = connect_retry(base, deadline, source).await?;
+    read_port(&mut s, deadline, base).await
+}
+
+/// Reads the data port the receiver at `base` hands out, by `deadline`.
+pub(crate) async fn read_port<S: AsyncRead + Unpin>(
+    s: &mut S,
+    deadline: Instant,
+    base: SocketAddr,
+) -> Result<u16> {
     let mut b = [0u8; 4];
     let left = deadline.saturating_duration_since(Instant::now());
     timeout(left, s.read_exact(&mut b))

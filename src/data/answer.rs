@@ -13,6 +13,7 @@ use std::sync::Arc;
 use crate::stop::Flag;
 
 use super::aligned::Aligned;
+use super::header::Requests;
 use super::rr::{Io, whole};
 use super::sending::{WRITE_POLL, transient};
 use super::worker::WorkerState;
@@ -67,20 +68,19 @@ fn answer_all(s: &TcpStream, me: &WorkerState, size: usize, fill: &[u8], quit: &
     let Ok(mut buf) = Aligned::filled(size.min(MAX_READ), 0u8) else {
         return;
     };
-    let (mut pending, mut reader) = (0usize, s);
+    let (mut requests, mut reader) = (Requests::new(size), s);
     let answered = &me.exchanges().answered;
     while !quit.is_set() {
-        match reader.read(&mut buf) {
+        let whole = match reader.read(&mut buf) {
             Ok(0) => return,
             Ok(n) => {
                 answered.add(n);
-                pending += n;
+                requests.read(n)
             }
             Err(e) if transient(&e) => continue,
             Err(_) => return,
-        }
-        while pending >= size {
-            pending -= size;
+        };
+        for _ in 0..whole {
             if !matches!(answer(s, fill, size, quit), Ok(true)) {
                 return;
             }

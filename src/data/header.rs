@@ -82,6 +82,32 @@ impl Header {
     }
 }
 
+/// A request/response connection's requests as the receiver reads them: bytes as they
+/// come, out whole requests of `size` bytes, each answered with `size` bytes (never more
+/// answered than was asked).
+#[derive(Debug)]
+pub(crate) struct Requests {
+    size: usize,
+    pending: usize,
+}
+
+impl Requests {
+    /// Requests of `size` bytes (a header never gives 0; 0 counts as 1).
+    pub(crate) fn new(size: usize) -> Self {
+        Self {
+            size: size.max(1),
+            pending: 0,
+        }
+    }
+
+    /// Counts `n` more bytes read: how many requests they complete.
+    pub(crate) fn read(&mut self, n: usize) -> usize {
+        let whole = n / self.size + (self.pending + n % self.size) / self.size;
+        self.pending = (self.pending + n % self.size) % self.size;
+        whole
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ mod bidir;
 mod close;
 mod connect;
 mod counters;
-mod header;
+pub(crate) mod header;
 mod plan;
 mod reverse;
 mod rr;

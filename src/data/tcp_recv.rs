@@ -345,7 +345,7 @@ async fn bulk(
 /// connection is answered on a thread of its own instead (`answer`).
 async fn echo(s: &mut tokio::net::TcpStream, me: &WorkerState, size: usize) {
     let Ok(fill) = fill() else { return };
-    let mut pending = 0usize;
+    let mut requests = header::Requests::new(size);
     loop {
         // Read into the thread's shared buffer, as a plain stream is: only the count
         // matters, and the answer is the thread's shared 'A's.
@@ -358,16 +358,14 @@ async fn echo(s: &mut tokio::net::TcpStream, me: &WorkerState, size: usize) {
             Ok(0) => break,
             Ok(n) => {
                 me.counters.add(n);
-                pending += n;
+                for _ in 0..requests.read(n) {
+                    if answer(s, &fill, size).await.is_err() {
+                        return;
+                    }
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => break,
-        }
-        while pending >= size {
-            pending -= size;
-            if answer(s, &fill, size).await.is_err() {
-                return;
-            }
         }
     }
 }

@@ -223,7 +223,8 @@ impl Accounting {
         let seq = stamp.seq;
         if seq >= flow.next {
             // Forget what the window held for the sequence numbers now skipped over.
-            let skipped = seq - flow.next + 1;
+            // Saturating: a stamp may claim any sequence number, up to u64::MAX.
+            let skipped = (seq - flow.next).saturating_add(1);
             if skipped >= WINDOW {
                 flow.seen.fill(0);
             } else {
@@ -232,8 +233,8 @@ impl Accounting {
                     flow.seen[w] &= !b;
                 }
             }
-            t.expected += skipped;
-            flow.next = seq + 1;
+            t.expected = t.expected.saturating_add(skipped);
+            flow.next = seq.saturating_add(1);
             flow.test_and_set(seq);
             t.received += 1;
         } else if flow.next - seq > WINDOW {
@@ -248,9 +249,11 @@ impl Accounting {
             t.received += 1;
         }
         // RFC 3550 6.4.1: J += (|D(i-1,i)| - J) / 16, D from the transit times.
-        let transit = arrived_ns as i64 - stamp.sent_ns as i64;
+        // Modulo 2^64: the sender's clock is its own, so only differences of transit
+        // times mean anything, and any send time is possible.
+        let transit = arrived_ns.wrapping_sub(stamp.sent_ns) as i64;
         if let Some(prev) = flow.transit {
-            let d = (transit - prev).unsigned_abs() as f64;
+            let d = transit.wrapping_sub(prev).unsigned_abs() as f64;
             flow.jitter += (d - flow.jitter) / 16.0;
         }
         flow.transit = Some(transit);
@@ -276,7 +279,9 @@ impl Accounting {
         self.unstamped_peers
             .retain(|_, last| silent(*last) < FORGET);
         let active = self.flows.values().filter(|f| silent(f.last_ns) < ACTIVE);
-        let (sum, n) = active.fold((0u64, 0u64), |(s, n), f| (s + f.jitter as u64, n + 1));
+        let (sum, n) = active.fold((0u64, 0u64), |(s, n), f| {
+            (s.saturating_add(f.jitter as u64), n + 1)
+        });
         self.tally.jitter_sum_ns = sum;
         self.tally.flows = n;
         self.refreshed_ns = now;
@@ -429,5 +434,32 @@ mod tests {
         };
         c.publish(&t);
         assert_eq!(c.sample(), t);
+    }
+
+    #[test]
+    fn any_stamp_a_peer_sends_is_counted_without_overflow() {
+        // Found by the udp_accounting fuzz target: sequence numbers and send times at
+        // the ends of their range overflowed the loss and jitter arithmetic.
+        let mut acc = Accounting::default();
+        let extremes = [
+            (0, 1 << 63),
+            (u64::MAX, 0),
+            (u64::MAX, u64::MAX),
+            (5, 1 << 63),
+        ];
+        for (i, (seq, sent)) in extremes.into_iter().enumerate() {
+            acc.record(peer(1), &datagram(1, seq, sent), 1_000 + i as u64);
+            acc.record(
+                peer(2),
+                &datagram(1, seq, sent.wrapping_add(1 << 62)),
+                2_000,
+            );
+        }
+        acc.refresh(3_000);
+        let t = acc.tally;
+        assert_eq!(t.received + t.duplicates, 8, "{t:?}");
+        assert_eq!(t.expected, u64::MAX, "{t:?}");
+        assert_eq!(t.flows, 2);
+        assert!(t.jitter_sum_ns > 0, "{t:?}");
     }
 }

@@ -207,6 +207,26 @@ fn start_instant(micros: u64) -> Result<std::time::SystemTime> {
     Ok(at)
 }
 
+/// One handshake on `conn`, as the sync server runs it but without the server's limit
+/// on the whole session (the fuzz target checks that each read has a deadline of its
+/// own): how it ended, and the start request it handed over, if any.
+#[cfg(feature = "fuzzing")]
+pub(crate) async fn one_session(
+    conn: Connection,
+    state: State,
+    policy: Policy,
+) -> (Result<()>, Option<StartRequest>) {
+    let (tx, mut rx) = mpsc::channel(1);
+    let progress = Progress {
+        epoch: Instant::now(),
+        stamp: Arc::default(),
+    };
+    let gate = Arc::new(Admission::new(true, 16));
+    let state = Arc::new(Mutex::new(state));
+    let ended = session(conn, state, tx, policy, progress, gate).await;
+    (ended, rx.try_recv().ok())
+}
+
 /// One sender's handshake: query, proposal, start request.
 async fn session(
     mut conn: Connection,

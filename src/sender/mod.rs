@@ -31,7 +31,7 @@ use crate::timeline::{self, Directions, End, Plan};
 
 mod monitor;
 mod setup;
-mod sync;
+pub(crate) mod sync;
 
 use monitor::{SenderMonitor, silences};
 use setup::{check_descriptors, fit_datagrams, local_traffic, resolve_targets};

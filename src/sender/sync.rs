@@ -18,7 +18,7 @@ use crate::stop::Flag;
 
 /// Asks one receiver to start ('R', or 'L' for the last client) and waits for its go;
 /// in a multi-client test, for as long as `Config::last_client_wait` allows.
-pub(super) async fn request_start(
+pub(crate) async fn request_start(
     conn: &mut Connection,
     cfg: &Config,
     interrupt: &Flag,
@@ -71,18 +71,31 @@ pub(super) async fn request_start(
     }
 }
 
-/// Opens a sync session and negotiates the cycle time. The sender first probes for our
-/// extension: an ntttcp receiver says what it serves and, where it can, promises its
-/// report at the end; a stock ntttcp-for-linux receiver takes the probe for a proposal,
-/// and a plain test then starts over on a new session with exactly the stock exchange
-/// (a test that needs the extension fails instead).
+/// Opens a sync session to `addr` and negotiates the cycle time (`negotiate`).
 pub(super) async fn handshake(
     addr: SocketAddr,
     cfg: &Config,
     interrupt: &Flag,
     notes: Notes<'_>,
 ) -> Result<(Connection, u32)> {
-    let mut conn = open_session(addr, cfg, interrupt).await?;
+    let connect = async |deadline| {
+        let stream = connect_sync(addr, cfg, deadline, interrupt).await?;
+        Ok(Connection::new(stream, cfg.timeout, cfg.sync_keepalive))
+    };
+    negotiate(connect, cfg, notes).await
+}
+
+/// Negotiates the cycle time on a session that `connect` opens (by a deadline). The
+/// sender first probes for our extension: an ntttcp receiver says what it serves and,
+/// where it can, promises its report at the end; a stock ntttcp-for-linux receiver takes
+/// the probe for a proposal, and a plain test then starts over on a new session with
+/// exactly the stock exchange (a test that needs the extension fails instead).
+pub(crate) async fn negotiate(
+    connect: impl AsyncFn(Instant) -> Result<Connection>,
+    cfg: &Config,
+    notes: Notes<'_>,
+) -> Result<(Connection, u32)> {
+    let mut conn = open_session(&connect, cfg).await?;
     let flag = cfg.data.workload.flag();
     let flag = flag.or(cfg.start_at.map(|_| "--start-at"));
     match (probe(&mut conn, flag.unwrap_or("extension")).await?, flag) {
@@ -94,11 +107,12 @@ pub(super) async fn handshake(
         ),
         (None, None) => {
             notes(Note::Warn(format!(
-                "receiver {addr} is a stock ntttcp-for-linux: its figures are not available \
-                 here (run this ntttcp there to have them beside these)"
+                "receiver {} is a stock ntttcp-for-linux: its figures are not available \
+                 here (run this ntttcp there to have them beside these)",
+                conn.peer()
             )));
             drop(conn);
-            conn = open_session(addr, cfg, interrupt).await?;
+            conn = open_session(&connect, cfg).await?;
         }
     }
     conn.send(Request::Propose(proposal(cfg.timeline.cycle(), notes)).value())
@@ -109,22 +123,24 @@ pub(super) async fn handshake(
     Ok((conn, n))
 }
 
-/// Connects to a sync port (retrying "refused" until the deadline) and queries the
+/// Opens a session (`connect`, retrying "refused" until the deadline) and queries the
 /// receiver's state: a busy receiver ends the run, except in a series (`--repeat`),
 /// whose `-H` receiver may still be finishing the run before: that one is asked again
 /// until the deadline.
-async fn open_session(addr: SocketAddr, cfg: &Config, interrupt: &Flag) -> Result<Connection> {
+async fn open_session(
+    connect: &impl AsyncFn(Instant) -> Result<Connection>,
+    cfg: &Config,
+) -> Result<Connection> {
     let deadline = Instant::now() + cfg.timeout;
     loop {
-        let stream = connect_sync(addr, cfg, deadline, interrupt).await?;
-        let mut conn = Connection::new(stream, cfg.timeout, cfg.sync_keepalive);
+        let mut conn = connect(deadline).await?;
         conn.send(Request::Query.value()).await?;
         let state = Reply::decode(ReplyPhase::State, conn.recv().await?)?;
         if state != Reply::State(State::Running) {
             return Ok(conn);
         }
         if cfg.repeat == 1 || Instant::now() >= deadline {
-            bail!("receiver {addr} is busy with an existing test");
+            bail!("receiver {} is busy with an existing test", conn.peer());
         }
         drop(conn);
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -404,12 +420,21 @@ pub(super) async fn peer_reports(
     }
     let mut all = Vec::new();
     for (_, json) in std::mem::take(&mut mon.reports) {
-        match serde_json::from_slice::<Vec<Report>>(&json) {
-            Ok(rs) => all.extend(rs.into_iter().filter(|r| r.side == Side::Receiver)),
+        match receiver_reports(&json) {
+            Ok(rs) => all.extend(rs),
             Err(e) => notes(Note::Warn(format!(
                 "a receiver's figures could not be read: {e}"
             ))),
         }
     }
     all
+}
+
+/// The receiver's reports in a report frame's JSON (any other side's are dropped).
+pub(crate) fn receiver_reports(json: &[u8]) -> serde_json::Result<Vec<Report>> {
+    let reports = serde_json::from_slice::<Vec<Report>>(json)?;
+    Ok(reports
+        .into_iter()
+        .filter(|r| r.side == Side::Receiver)
+        .collect())
 }

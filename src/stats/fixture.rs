@@ -1,4 +1,6 @@
 //! Hand-built reports for renderer tests.
+// The fuzz targets (feature `fuzzing`) build only on the seed's counters.
+#![cfg_attr(not(test), allow(dead_code))]
 
 use super::report;
 use crate::config::Phases;

@@ -3,7 +3,7 @@
 //! log). Renderers format these; they compute nothing. NTttcp's units are binary (KB =
 //! 1024 B, MB = 2^20 B), ntttcp-for-linux's decimal.
 
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod fixture;
 pub(crate) mod merge;
 pub(crate) mod rr;

@@ -34,6 +34,9 @@ mod os;
 pub(crate) type RawSock = os::RawSock;
 
 pub(crate) use os::is_closed_handle;
+/// The kernel's text files' parsers, for the fuzz targets.
+#[cfg(all(feature = "fuzzing", not(windows)))]
+pub(crate) use os::procfs;
 /// What unit tests elsewhere need of the OS (links, devices, a thread's state).
 #[cfg(test)]
 pub(crate) use os::test_support;

@@ -1,0 +1,2 @@
+#![no_main]
+ntttcp_fuzz::target!(sync_frames);

@@ -1,0 +1,2 @@
+#![no_main]
+ntttcp_fuzz::target!(windows_tables);

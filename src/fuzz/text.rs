@@ -1,0 +1,97 @@
+//! Text from outside: both command-line dialects, the kernel's /proc files, and the JSON
+//! documents `ntttcp merge` reads.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+
+use arbitrary::Unstructured;
+
+use crate::cli::parse;
+use crate::sys::procfs;
+
+/// Any argv (NUL-separated arguments, any bytes): it parses, or the error is one line
+/// that quotes something typed (control characters escaped), from the start of one of
+/// the arguments.
+pub fn cli(data: &[u8]) {
+    let mut args = vec![OsString::from("ntttcp")];
+    if !data.is_empty() {
+        args.extend(
+            data.split(|b| *b == 0)
+                .map(|a| OsString::from_vec(a.to_vec())),
+        );
+    }
+    let Err(e) = parse(&args, &[0, 1]) else {
+        return;
+    };
+    let line = e.0;
+    assert!(!line.contains('\n'), "more than one line: {line:?}");
+    // Each argument as typed, as Rust escapes it, and as its bytes are shown.
+    let typed: Vec<String> = args[1..]
+        .iter()
+        .flat_map(|a| {
+            let lossy = a.to_string_lossy().into_owned();
+            let bytes = format!("{a:?}").trim_matches('"').to_string();
+            [lossy.escape_debug().to_string(), lossy, bytes]
+        })
+        .collect();
+    let quoted = typed.iter().any(|a| {
+        (a.len().min(2)..=a.len())
+            .rev()
+            .filter(|k| a.is_char_boundary(*k))
+            .any(|k| {
+                ['\'', '"']
+                    .iter()
+                    .any(|q| line.contains(&format!("{q}{}", &a[..k])))
+            })
+    });
+    assert!(
+        quoted || typed.iter().all(|a| a.is_empty()),
+        "{line:?} quotes nothing of {typed:?}"
+    );
+}
+
+/// Any text as each /proc file: parsed without a panic, no more lines out than in.
+pub fn procfs(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let lines = text.lines().count();
+    let _ = procfs::parse_cpu_line(&text);
+    let _ = procfs::parse_intr_total(&text);
+    let _ = procfs::parse_net_rx(&text);
+    assert!(procfs::parse_interrupts(&text).len() <= lines);
+    let _ = procfs::parse_tcp(&text);
+    let mid = (0..=text.len() / 2)
+        .rev()
+        .find(|i| text.is_char_boundary(*i));
+    let (snmp, snmp6) = text.split_at(mid.unwrap_or(0));
+    let _ = procfs::parse_udp(snmp, snmp6);
+    let _ = procfs::parse_tcp_ext(&text);
+    assert!(procfs::parse_net_dev(&text).len() <= lines);
+    assert!(procfs::count_half_open(&text, &[5001, 5002]) <= lines);
+}
+
+/// Up to three documents (split at NUL bytes) merged, into JSON and into the tables:
+/// a document of ours merges, anything else is one line naming its file.
+pub fn merge(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let json = u.arbitrary().unwrap_or(false);
+    let texts: Vec<String> = u
+        .take_rest()
+        .splitn(3, |b| *b == 0)
+        .map(|t| String::from_utf8_lossy(t).into_owned())
+        .collect();
+    let files: Vec<String> = (0..texts.len()).map(|i| format!("run{i}.json")).collect();
+    match crate::merge::merge_texts(&files, &texts, json) {
+        Ok((out, _)) if json => {
+            let doc: serde_json::Value = serde_json::from_str(&out).expect("the merge is JSON");
+            assert!(doc.get("reports").is_some_and(|r| r.is_array()), "{out}");
+        }
+        Ok((out, _)) => assert!(out.contains("Totals"), "{out}"),
+        Err(line) => {
+            assert!(!line.contains('\n'), "{line:?}");
+            assert!(
+                files.iter().any(|f| line.starts_with(&format!("{f}: "))),
+                "{line}"
+            );
+        }
+    }
+}
