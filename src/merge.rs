@@ -68,7 +68,7 @@ pub(crate) fn merge_texts(
     let inputs = files
         .iter()
         .zip(texts)
-        .map(|(f, t)| parse(f, t))
+        .map(|(f, t)| parse(f, t).map_err(|e| one_line(&e)))
         .collect::<Result<Vec<_>, _>>()?;
     let (reports, merge) = merged(files, &inputs);
     let warnings = apart(&merge)
@@ -118,6 +118,17 @@ fn merged(files: &[String], inputs: &[Input]) -> (Vec<Report>, Merge) {
         })
         .collect();
     (reports, compare(&measured))
+}
+
+/// `text` on one line: its control characters (a JSON string may hold any, and the
+/// parser's message quotes it) escaped.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_debug().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
 }
 
 /// Reads one document's text; the error is one line naming the file.

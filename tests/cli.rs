@@ -178,7 +178,8 @@ fn usage_errors_exit_2_with_one_line() {
 
 /// Found by the cli fuzz target: an argument with a line break in it cut its error short
 /// of the argument. A control character (a carriage return from a script saved with
-/// Windows line endings, most often) is refused, shown escaped, on one line.
+/// Windows line endings, most often) or bytes that are not UTF-8 are refused, shown
+/// escaped, on one line.
 #[test]
 fn an_argument_with_a_control_character_is_refused_on_one_line() {
     for (arg, shown) in [("10\r", "'10\\r'"), ("a\nb", "'a\\nb'")] {
@@ -191,6 +192,17 @@ fn an_argument_with_a_control_character_is_refused_on_one_line() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(stderr.contains(shown), "{stderr} lacks {shown}");
     }
+    // Also found by it: a file name that is not UTF-8 was refused without naming it.
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::OsStr::from_bytes(b"fle\xe5t.json");
+    let o = std::process::Command::new(crate::util::bin())
+        .args(["merge".as_ref(), name])
+        .output()
+        .expect("ntttcp runs");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(r#""fle\xE5t.json""#), "{stderr}");
 }
 
 #[test]

@@ -250,10 +250,13 @@ fn stray_value(args: &[OsString]) -> Option<String> {
 
 /// clap's first line ("error: ...") without the usage lines that follow it, keeping a
 /// list of possible values and a "did you mean" tip.
-/// An argument with a control character in it (a carriage return from a script saved
-/// with Windows line endings, say) is never what was meant, and would break the one-line
-/// error it could end up in: refused, shown escaped.
+/// An argument that is not UTF-8, or has a control character in it (a carriage return
+/// from a script saved with Windows line endings, say), is never what was meant, and
+/// would break the one-line error it could end up in: refused, shown escaped.
 fn control_characters(args: &[OsString]) -> Result<(), UsageError> {
+    if let Some(a) = args.iter().skip(1).find(|a| a.to_str().is_none()) {
+        return Err(UsageError(format!("argument {a:?} is not valid UTF-8")));
+    }
     let lossy = args.iter().skip(1).map(|a| a.to_string_lossy());
     let Some(arg) = lossy.into_iter().find(|a| a.chars().any(char::is_control)) else {
         return Ok(());

@@ -10,7 +10,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::anyhow;
-use arbitrary::Unstructured;
 use tokio::sync::mpsc;
 
 use super::script::{After, Script, messages, paused_runtime};
@@ -25,31 +24,41 @@ use crate::stop::Flag;
 /// A sync deadline (`--timeout`'s default); on the paused clock it costs nothing.
 const DEADLINE: Duration = Duration::from_secs(10);
 
-/// How the peer's bytes arrive: the read size, and what the peer does after them.
-fn delivery(u: &mut Unstructured<'_>) -> (usize, After) {
-    let chunk = u.int_in_range(1..=9).unwrap_or(4);
-    let after = match u.arbitrary().unwrap_or(false) {
-        true => After::Silent,
-        false => After::Close,
+/// How the peer's bytes arrive, from a byte of options: reads of 1 to 9 bytes (the high
+/// four bits), and (bit 3) the peer goes silent after its bytes instead of closing.
+fn delivery(options: u8) -> (usize, After) {
+    let chunk = 1 + usize::from(options >> 4) % 9;
+    let after = match options & 8 {
+        0 => After::Close,
+        _ => After::Silent,
     };
     (chunk, after)
 }
 
-/// The receiver's handshake against any sender: it ends within a deadline per message
-/// (twice it before the start request), answers at most once per message, in whole
-/// messages, the first of them its state.
+/// The first `N` bytes of `data` (zeros where it is shorter) and the rest.
+fn options<const N: usize>(data: &[u8]) -> ([u8; N], &[u8]) {
+    let mut head = [0u8; N];
+    let n = data.len().min(N);
+    head[..n].copy_from_slice(&data[..n]);
+    (head, &data[n..])
+}
+
+/// The receiver's handshake against any sender. Input: a byte of options (`delivery`;
+/// bits 0-1 the receiver's state, 11 + b % 3; bit 2 -M), the receiver's -t in seconds,
+/// then what the sender sends. It ends within a deadline per message (twice it before the
+/// start request), answers at most once per message, in whole messages, the first of
+/// them its state.
 pub fn sync_receiver(data: &[u8]) {
-    let mut u = Unstructured::new(data);
+    let ([flags, duration], sent) = options(data);
     let states = [State::NotStarted, State::Running, State::Finished];
-    let state = *u.choose(&states).unwrap_or(&State::NotStarted);
+    let state = states[usize::from(flags & 3) % 3];
     let policy = Policy {
-        duration: u.int_in_range(0..=600).unwrap_or(10),
-        multi_client: u.arbitrary().unwrap_or(false),
+        duration: u32::from(duration),
+        multi_client: flags & 4 != 0,
         deadline: DEADLINE,
         keepalive: None,
     };
-    let (chunk, after) = delivery(&mut u);
-    let sent = u.take_rest();
+    let (chunk, after) = delivery(flags);
     let (script, written) = Script::new(sent, chunk, after);
     let conn = Connection::over(script, "fuzz".into(), DEADLINE);
     let took = paused_runtime().block_on(async {
@@ -78,9 +87,9 @@ pub fn sync_receiver(data: &[u8]) {
     }
 }
 
-/// The sender's command line for a fuzz case: a workload, and maybe -L, --repeat and
-/// --start-at.
-fn sender_config(u: &mut Unstructured<'_>) -> Config {
+/// The sender's command line for a fuzz case: a workload (`workload` % 6), and by the
+/// bits of `flags` -L (1), --repeat 2 (2) and --start-at (4).
+fn sender_config(workload: u8, flags: u8) -> Config {
     let workloads: [&[&str]; 6] = [
         &[],
         &["--rr", "64"],
@@ -92,19 +101,15 @@ fn sender_config(u: &mut Unstructured<'_>) -> Config {
     let mut args: Vec<String> = ["ntttcp", "-s", "127.0.0.1", "-t", "5"]
         .map(String::from)
         .into();
-    args.extend(
-        u.choose(&workloads)
-            .unwrap_or(&workloads[0])
-            .iter()
-            .map(|a| a.to_string()),
-    );
-    if u.arbitrary().unwrap_or(false) {
+    let workload = workloads[usize::from(workload) % workloads.len()];
+    args.extend(workload.iter().map(|a| a.to_string()));
+    if flags & 1 != 0 {
         args.push("-L".into());
     }
-    if u.arbitrary().unwrap_or(false) {
+    if flags & 2 != 0 {
         args.extend(["--repeat".into(), "2".into()]);
     }
-    if u.arbitrary().unwrap_or(false) {
+    if flags & 4 != 0 {
         let now = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default();
@@ -127,20 +132,25 @@ fn sender_config(u: &mut Unstructured<'_>) -> Config {
 
 /// The sender's handshake and start request against any receiver, over up to three
 /// sessions (a stock receiver's probe session, then the test's; a busy receiver asked
-/// again): each read ends by its deadline, and the sender writes whole messages, at most
-/// four more per session than it read.
+/// again). Input: the workload and flags of `sender_config`, a byte of options
+/// (`delivery`), the number of sessions (1 + b % 3), then for each session but the last
+/// a length byte (4 × (b % 9) bytes follow) and what the receiver sends; the rest is the
+/// last session's. Each read ends by its deadline, and the sender writes whole
+/// messages, at most four more per session than it read.
 pub fn sync_sender(data: &[u8]) {
-    let mut u = Unstructured::new(data);
-    let cfg = sender_config(&mut u);
-    let (chunk, after) = delivery(&mut u);
-    let count = u.int_in_range(1..=3).unwrap_or(1);
-    let mut replies: Vec<&[u8]> = (1..count)
-        .map(|_| {
-            let len = 4 * u.int_in_range(0..=8).unwrap_or(0);
-            u.bytes(len).unwrap_or_default()
-        })
-        .collect();
-    replies.push(u.take_rest());
+    let ([workload, flags, delivered, count], mut rest) = options(data);
+    let cfg = sender_config(workload, flags);
+    let (chunk, after) = delivery(delivered);
+    let count = 1 + usize::from(count) % 3;
+    let mut replies: Vec<&[u8]> = Vec::new();
+    for _ in 1..count {
+        let ([len], after_len) = options(rest);
+        let len = (4 * usize::from(len % 9)).min(after_len.len());
+        let (reply, more) = after_len.split_at(len);
+        replies.push(reply);
+        rest = more;
+    }
+    replies.push(rest);
     let sessions: Vec<_> = replies
         .iter()
         .map(|r| Script::new(r, chunk, after))
@@ -189,14 +199,14 @@ pub fn sync_sender(data: &[u8]) {
     }
 }
 
-/// What arrives on a sync connection during a test, as the reader task frames it:
+/// What arrives on a sync connection during a test, as the reader task frames it (input:
+/// a byte of options, `delivery`, then the bytes):
 /// messages and report frames in order, then the close; nothing kept that was not sent
 /// (a frame's length never allocates more); each message decodes back to itself in the
 /// phases it can arrive in, and a report that reads reads back as written.
 pub fn sync_frames(data: &[u8]) {
-    let mut u = Unstructured::new(data);
-    let (chunk, _) = delivery(&mut u);
-    let sent = u.take_rest();
+    let ([delivered], sent) = options(data);
+    let (chunk, _) = delivery(delivered);
     let (script, _) = Script::new(sent, chunk, After::Close);
     let conn = Connection::over(script, "fuzz".into(), DEADLINE);
     let events = paused_runtime().block_on(async {
@@ -274,15 +284,15 @@ fn reads_back(json: &[u8]) {
     assert_eq!(as_value(&reports), as_value(&back));
 }
 
-/// Windows NTttcp's token exchange, then a `-sp` port hand-out, against any peer: the
+/// Windows NTttcp's token exchange, then a `-sp` port hand-out, against any peer (input:
+/// a byte of options, `delivery`; a byte whose value % 3 is the length of the token the
+/// peer sends; then the port bytes): the
 /// exchange takes any one byte and sends exactly the token; the port is the 4 bytes
 /// little-endian when they make a port, else an error; both end by the deadline.
 pub fn windows_sync(data: &[u8]) {
-    let mut u = Unstructured::new(data);
-    let (chunk, after) = delivery(&mut u);
-    let split = u.int_in_range(0..=2).unwrap_or(1);
-    let rest = u.take_rest();
-    let (token, port) = rest.split_at(split.min(rest.len()));
+    let ([delivered, split], rest) = options(data);
+    let (chunk, after) = delivery(delivered);
+    let (token, port) = rest.split_at(usize::from(split % 3).min(rest.len()));
     let base = SocketAddr::from(([127, 0, 0, 1], 5001));
     let (mut t, sent) = Script::new(token, chunk, after);
     let (mut p, _) = Script::new(port, chunk, after);

@@ -4,8 +4,6 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
-use arbitrary::Unstructured;
-
 use crate::cli::parse;
 use crate::sys::procfs;
 
@@ -69,13 +67,15 @@ pub fn procfs(data: &[u8]) {
     assert!(procfs::count_half_open(&text, &[5001, 5002]) <= lines);
 }
 
-/// Up to three documents (split at NUL bytes) merged, into JSON and into the tables:
+/// Up to three documents (after a byte whose bit 0 asks for JSON, split at NUL bytes)
+/// merged, into JSON or into the tables:
 /// a document of ours merges, anything else is one line naming its file.
 pub fn merge(data: &[u8]) {
-    let mut u = Unstructured::new(data);
-    let json = u.arbitrary().unwrap_or(false);
-    let texts: Vec<String> = u
-        .take_rest()
+    let Some((options, rest)) = data.split_first() else {
+        return;
+    };
+    let json = options & 1 != 0;
+    let texts: Vec<String> = rest
         .splitn(3, |b| *b == 0)
         .map(|t| String::from_utf8_lossy(t).into_owned())
         .collect();

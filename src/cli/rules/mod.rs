@@ -58,7 +58,11 @@ pub(super) fn to_config(
     check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
     let timeout = timeout_of(&cli);
     let pid_file = pid_file_of(&cli)?;
-    check_hosts(role, &mut ports, cli.ipv6)?;
+    let host_flag = match cli.mapping.is_empty() {
+        true => typed_flag("receiver", normalized),
+        false => typed_flag("mapping", normalized),
+    };
+    check_hosts(role, &mut ports, cli.ipv6, &host_flag)?;
     let sender_conns =
         ports.len() * threads_per_port as usize * cli.connections.unwrap_or(1) as usize;
     Ok(Config {
@@ -456,8 +460,14 @@ fn check_size(cli: &Cli, role: Role, protocol: Protocol, flag: &str) -> Result<(
 }
 
 /// Role-specific address rules: a sender needs a receiver address for every port, a
-/// receiver may only listen on a local address, loopback runs only on loopback.
-fn check_hosts(role: Role, ports: &mut [PortPlan], ipv6: bool) -> Result<(), UsageError> {
+/// receiver may only listen on a local address, loopback runs only on loopback (`flag`:
+/// where the addresses came from, as typed).
+fn check_hosts(
+    role: Role,
+    ports: &mut [PortPlan],
+    ipv6: bool,
+    flag: &str,
+) -> Result<(), UsageError> {
     for plan in ports.iter_mut() {
         match (role, &plan.host) {
             (Role::Sender, None) => {
@@ -480,7 +490,8 @@ fn check_hosts(role: Role, ports: &mut [PortPlan], ipv6: bool) -> Result<(), Usa
             (Role::Receiver, Some(h)) => {
                 if h.parse::<IpAddr>().is_err() {
                     return Err(UsageError(format!(
-                        "invalid receiver address '{h}': give a local IP address to listen on"
+                        "invalid receiver address '{h}' for '{flag}': give a local IP \
+                         address to listen on"
                     )));
                 }
             }

@@ -48,7 +48,7 @@ pub(crate) fn parse_net_rx(softirqs: &str) -> Option<u64> {
         line.split_whitespace()
             .skip(1)
             .filter_map(|f| f.parse::<u64>().ok())
-            .sum(),
+            .fold(0, u64::saturating_add),
     )
 }
 
@@ -62,7 +62,7 @@ pub(crate) fn parse_interrupts(text: &str) -> Vec<IrqLine> {
                 .split_whitespace()
                 .skip(1)
                 .filter_map(|t| t.parse::<u64>().ok())
-                .sum();
+                .fold(0, u64::saturating_add);
             Some(IrqLine {
                 label,
                 text: l.to_string(),
@@ -104,12 +104,12 @@ pub(crate) fn parse_udp(snmp: &str, snmp6: &str) -> UdpCounters {
             .unwrap_or(0)
     };
     let get = |name: &str| -> u64 {
-        let v4 = names
+        let v4: u64 = names
             .iter()
             .position(|n| *n == name)
             .and_then(|i| values.get(i)?.parse().ok())
             .unwrap_or(0);
-        v4 + v6(name)
+        v4.saturating_add(v6(name))
     };
     UdpCounters {
         in_datagrams: get("InDatagrams"),
@@ -341,5 +341,17 @@ Udp: 5 0 0 5
             ),
             ("eth0", 2, 4)
         );
+    }
+
+    #[test]
+    fn counts_past_u64_saturate() {
+        // Found by the procfs fuzz target: sums of the per-CPU columns overflowed.
+        let max = u64::MAX;
+        let softirqs = format!("CPU0 CPU1\nNET_RX: {max} {max}\n");
+        assert_eq!(parse_net_rx(&softirqs), Some(max));
+        let interrupts = format!("CPU0 CPU1\n 24: {max} 7 PCI-MSI eth0\n");
+        assert_eq!(parse_interrupts(&interrupts)[0].total, max);
+        let snmp = format!("Udp: InDatagrams\nUdp: {max}\n");
+        assert_eq!(parse_udp(&snmp, "Udp6InDatagrams 9\n").in_datagrams, max);
     }
 }
