@@ -157,6 +157,7 @@ fn usage_errors_exit_2_with_one_line() {
         ("-s -m 1,*,127.0.0.1 -ns -X", "'-X'"),
         // Found by the cli fuzz target: a letter of a cluster was named alone.
         ("-r -H%", "unexpected argument '-%' found (in '-H%')"),
+        ("-s 127.0.0.1 -Vnx", "invalid value 'x' for '-n'"),
     ];
     for (args, needle) in rows {
         let o = run(args, LIMIT);

@@ -292,24 +292,32 @@ fn one_line(rendered: &str) -> String {
 }
 
 /// The spelling the user typed for the flag whose long name is `long`: the Windows token
-/// the normalizer rewrote, else the short letter if one was typed, else `--long`.
+/// the normalizer rewrote, else `--long` if typed, else the short letter if it was
+/// typed (alone or in a cluster such as `-en4`), else `--long`.
 fn typed_flag(long: &str, normalized: &dialect::Normalized) -> String {
     if let Some((_, t)) = normalized.spelled.iter().find(|(l, _)| l == long) {
         return t.clone();
     }
+    let dashed = format!("--{long}");
+    let args: Vec<&str> = normalized.args.iter().filter_map(|a| a.to_str()).collect();
+    if args
+        .iter()
+        .any(|a| a.split('=').next() == Some(dashed.as_str()))
+    {
+        return dashed;
+    }
     let short = command()
         .get_arguments()
         .find(|a| a.get_long() == Some(long))
-        .and_then(|a| a.get_short())
-        .map(|c| format!("-{c}"));
-    short
-        .filter(|short| {
-            normalized
-                .args
-                .iter()
-                .any(|a| a.to_str().is_some_and(|a| a.starts_with(short.as_str())))
-        })
-        .unwrap_or_else(|| format!("--{long}"))
+        .and_then(|a| a.get_short());
+    let in_cluster = |c: char| {
+        args.iter()
+            .any(|a| !a.starts_with("--") && a.strip_prefix('-').is_some_and(|r| r.contains(c)))
+    };
+    match short {
+        Some(c) if in_cluster(c) => format!("-{c}"),
+        _ => dashed,
+    }
 }
 
 /// clap names a flag by its long form (`'--duration <SECS>'`); say it the way the user
