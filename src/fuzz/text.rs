@@ -23,8 +23,18 @@ pub fn cli(data: &[u8]) {
     };
     let line = e.0;
     assert!(!line.contains('\n'), "more than one line: {line:?}");
-    // Each argument as typed, as Rust escapes it, and as its bytes are shown.
-    let typed: Vec<String> = args[1..]
+    assert!(
+        names_typed(&line, &args[1..]),
+        "{line:?} names nothing of {args:?}"
+    );
+}
+
+/// Whether an error line names something typed: it quotes the start of an argument (as
+/// typed, as Rust escapes it, or as its bytes are shown), or names a flag typed alone
+/// (`-B`, `--fq-rate-limit=1G`, a Windows `-THR` in any case) or as one letter of a
+/// cluster (`-n` of `-en4`). With nothing typed, nothing can be named.
+fn names_typed(line: &str, args: &[OsString]) -> bool {
+    let typed: Vec<String> = args
         .iter()
         .flat_map(|a| {
             let lossy = a.to_string_lossy().into_owned();
@@ -42,16 +52,20 @@ pub fn cli(data: &[u8]) {
                     .any(|q| line.contains(&format!("{q}{}", &a[..k])))
             })
     });
-    // Or a flag typed as one letter of a cluster (`-n` of `-en4`).
+    let lower = line.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || "(),:;'/".contains(c))
+        .collect();
+    let flags = typed.iter().filter(|a| a.starts_with('-') && a.len() > 1);
+    let named = flags.clone().any(|a| {
+        let name = a.split('=').next().unwrap_or(a).to_lowercase();
+        words.contains(&name.as_str())
+    });
     let letter = |c: char| line.contains(&format!("'-{c}'"));
-    let clustered = typed
-        .iter()
+    let clustered = flags
         .filter(|a| !a.starts_with("--"))
-        .any(|a| a.strip_prefix('-').is_some_and(|r| r.chars().any(letter)));
-    assert!(
-        quoted || clustered || typed.iter().all(|a| a.is_empty()),
-        "{line:?} quotes nothing of {typed:?}"
-    );
+        .any(|a| a[1..].chars().any(letter));
+    quoted || named || clustered || typed.iter().all(|a| a.is_empty())
 }
 
 /// Any text as each /proc file: parsed without a panic, no more lines out than in.

@@ -58,11 +58,7 @@ pub(super) fn to_config(
     check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
     let timeout = timeout_of(&cli);
     let pid_file = pid_file_of(&cli)?;
-    let host_flag = match cli.mapping.is_empty() {
-        true => typed_flag("receiver", normalized),
-        false => typed_flag("mapping", normalized),
-    };
-    check_hosts(role, &mut ports, cli.ipv6, &host_flag)?;
+    check_hosts(role, &mut ports, cli.ipv6, &host_flag(&cli, normalized))?;
     let sender_conns =
         ports.len() * threads_per_port as usize * cli.connections.unwrap_or(1) as usize;
     Ok(Config {
@@ -457,6 +453,14 @@ fn check_size(cli: &Cli, role: Role, protocol: Protocol, flag: &str) -> Result<(
         ));
     }
     Ok(())
+}
+
+/// The flag the receiver addresses came from, as typed: -m where there is one, else -r.
+fn host_flag(cli: &Cli, normalized: &dialect::Normalized) -> String {
+    match cli.mapping.is_empty() {
+        true => typed_flag("receiver", normalized),
+        false => typed_flag("mapping", normalized),
+    }
 }
 
 /// Role-specific address rules: a sender needs a receiver address for every port, a
