@@ -45,8 +45,14 @@ pub(crate) enum Parsed {
 /// The clap definition as the parser uses it: a flag that takes one value takes it even
 /// when it starts with '-' (`-P -1`, `-b -inf`, `-t -0`), and `-m` a value like `-0`, so
 /// the value's own check names the flag and says why it is refused, where clap would
-/// read the value as a flag nobody typed.
-fn command() -> clap::Command {
+/// read the value as a flag nobody typed. Built once per process: a line's checks and
+/// messages consult it several times.
+fn command() -> &'static clap::Command {
+    static COMMAND: std::sync::LazyLock<clap::Command> = std::sync::LazyLock::new(build);
+    &COMMAND
+}
+
+fn build() -> clap::Command {
     use clap::ArgAction::{Append, Set};
     Cli::command().mut_args(|a| {
         let takes = matches!(a.get_action(), Set | Append) && !a.is_positional();
@@ -64,7 +70,7 @@ fn command() -> clap::Command {
 /// The man page or a completion script, from the same clap definition as the parser.
 fn generate(kind: &str) -> String {
     use clap_complete::Shell;
-    let mut cmd = command();
+    let mut cmd = command().clone();
     let mut out = Vec::new();
     let shell = match kind {
         "complete-bash" => Some(Shell::Bash),
@@ -101,7 +107,7 @@ pub(crate) fn parse(args: &[OsString], cpus: &[usize]) -> Result<Parsed, UsageEr
         .map(str::to_string)
         .collect();
     let normalized = dialect::normalize(args, &longs).map_err(UsageError)?;
-    let matches = match cmd.try_get_matches_from(&normalized.args) {
+    let matches = match cmd.clone().try_get_matches_from(&normalized.args) {
         Ok(m) => m,
         Err(e) => return refused(&e, args, &normalized),
     };

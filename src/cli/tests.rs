@@ -49,7 +49,7 @@ fn hosts(c: &Config) -> Vec<Option<&str>> {
 
 #[test]
 fn clap_definition_is_consistent() {
-    super::command().debug_assert();
+    super::command().clone().debug_assert();
 }
 
 #[test]
