@@ -30,9 +30,9 @@ pub fn cli(data: &[u8]) {
 }
 
 /// Whether an error line names something typed: it quotes the start of an argument (as
-/// typed, as Rust escapes it, or as its bytes are shown), or names a flag typed alone
-/// (`-B`, `--fq-rate-limit=1G`, a Windows `-THR` in any case) or as one letter of a
-/// cluster (`-n` of `-en4`). With nothing typed, nothing can be named.
+/// typed, as Rust escapes it, or as its bytes are shown), or names an argument as a word
+/// (`-B`, `--fq-rate-limit=1G`, a Windows `-THR` in any case, `merge`), or a flag typed as
+/// one letter of a cluster (`-n` of `-en4`). With nothing typed, nothing can be named.
 fn names_typed(line: &str, args: &[OsString]) -> bool {
     let typed: Vec<String> = args
         .iter()
@@ -56,11 +56,11 @@ fn names_typed(line: &str, args: &[OsString]) -> bool {
     let words: Vec<&str> = lower
         .split(|c: char| c.is_whitespace() || "(),:;'/".contains(c))
         .collect();
-    let flags = typed.iter().filter(|a| a.starts_with('-') && a.len() > 1);
-    let named = flags.clone().any(|a| {
+    let named = typed.iter().filter(|a| a.len() > 1).any(|a| {
         let name = a.split('=').next().unwrap_or(a).to_lowercase();
         words.contains(&name.as_str())
     });
+    let flags = typed.iter().filter(|a| a.starts_with('-') && a.len() > 1);
     let letter = |c: char| line.contains(&format!("'-{c}'"));
     let clustered = flags
         .filter(|a| !a.starts_with("--"))
