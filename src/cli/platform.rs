@@ -70,7 +70,10 @@ mod tests {
             .map(str::to_string)
             .collect();
         let normalized = dialect::normalize(&args, &longs).unwrap();
-        let matches = command().clone().try_get_matches_from(&normalized.args).unwrap();
+        let matches = command()
+            .clone()
+            .try_get_matches_from(&normalized.args)
+            .unwrap();
         check(&matches, &normalized, os).err().map(|e| e.0)
     }
 
