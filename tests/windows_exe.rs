@@ -149,8 +149,13 @@ fn udp_from_the_linux_build_to_the_exe_is_accounted() {
     // Loopback's 64 KiB MTU makes few, large datagrams: 200 Mbit/s is ~380 a second.
     assert!(n("datagrams") > 100 && n("expected") > 100, "{u}");
     assert!(n("lost") <= n("expected") && n("unstamped") == 0, "{u}");
+    assert!(n("datagrams") <= n("expected"), "{u}");
+    // Each side counts its own window; on a busy machine the receiver's edges may catch
+    // a datagram the sender counted just outside its own, one at each edge at most.
     let sent = s["totals"]["bytes"].as_u64().unwrap();
-    assert!(r["totals"]["bytes"].as_u64().unwrap() <= sent, "{s}\n{r}");
+    let datagram = s["buffer_len"].as_u64().unwrap();
+    let got = r["totals"]["bytes"].as_u64().unwrap();
+    assert!(got <= sent + 2 * datagram, "{s}\n{r}");
 }
 
 /// `-xml FILE` on the .exe writes NTttcp's XML document, which parses and carries the

@@ -32,7 +32,8 @@ pub fn cli(data: &[u8]) {
 /// Whether an error line names something typed: it quotes the start of an argument (as
 /// typed, as Rust escapes it, or as its bytes are shown), or names an argument as a word
 /// (`-B`, `--fq-rate-limit=1G`, a Windows `-THR` in any case, `merge`), or a flag typed as
-/// one letter of a cluster (`-n` of `-en4`). With nothing typed, nothing can be named.
+/// one letter of a cluster or with its value attached (`-n` of `-en4`, `-f` of `-f4`).
+/// With nothing typed, nothing can be named.
 fn names_typed(line: &str, args: &[OsString]) -> bool {
     let typed: Vec<String> = args
         .iter()
@@ -60,10 +61,13 @@ fn names_typed(line: &str, args: &[OsString]) -> bool {
         let name = a.split('=').next().unwrap_or(a).to_lowercase();
         words.contains(&name.as_str())
     });
-    let flags = typed.iter().filter(|a| a.starts_with('-') && a.len() > 1);
-    let letter = |c: char| line.contains(&format!("'-{c}'"));
-    let clustered = flags
-        .filter(|a| !a.starts_with("--"))
+    let letter = |c: char| {
+        let flag = format!("-{c}");
+        line.contains(&format!("'{flag}'")) || words.contains(&flag.to_lowercase().as_str())
+    };
+    let clustered = typed
+        .iter()
+        .filter(|a| a.starts_with('-') && !a.starts_with("--"))
         .any(|a| a[1..].chars().any(letter));
     quoted || named || clustered || typed.iter().all(|a| a.is_empty())
 }
