@@ -158,6 +158,7 @@ fn usage_errors_exit_2_with_one_line() {
         // Found by the cli fuzz target: a letter of a cluster was named alone.
         ("-r -H%", "unexpected argument '-%' found (in '-H%')"),
         ("-s 127.0.0.1 -Vnx", "invalid value 'x' for '-n'"),
+        ("-r -rr", "error: -rr applies to the sender"),
     ];
     for (args, needle) in rows {
         let o = run(args, LIMIT);

@@ -54,7 +54,8 @@ pub(super) fn to_config(
     };
     check_transport(&cli, role, protocol)?;
     check_start_at(&cli, role, sync)?;
-    workload::check_workload(&cli, role, protocol, sync)?;
+    let rr = typed_flag("rr", normalized);
+    workload::check_workload(&cli, role, protocol, sync, &rr)?;
     check_size(&cli, role, protocol, &typed_flag("buffer", normalized))?;
     let timeout = timeout_of(&cli);
     let pid_file = pid_file_of(&cli)?;

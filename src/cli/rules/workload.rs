@@ -80,13 +80,15 @@ fn check_connect_rate(
     }
 }
 
-/// Rules of `--rr`: a sender's choice over TCP, with bulk-only options refused; and of
-/// both: Windows NTttcp's sync has no way to ask the receiver for them.
+/// Rules of `--rr` (`rr`: the flag as typed): a sender's choice over TCP, with bulk-only
+/// options refused; and of both: Windows NTttcp's sync has no way to ask the receiver
+/// for them.
 pub(super) fn check_workload(
     cli: &Cli,
     role: Role,
     protocol: Protocol,
     sync: SyncMode,
+    rr: &str,
 ) -> Result<(), UsageError> {
     check_reverse(cli, role, protocol)?;
     check_connect_rate(cli, role, protocol, sync)?;
@@ -96,7 +98,7 @@ pub(super) fn check_workload(
         let flag = match (cli.workloads.reverse, cli.workloads.bidir) {
             (true, _) => "--reverse",
             (false, true) => "--bidir",
-            (false, false) => "--rr",
+            (false, false) => rr,
         };
         return Err(UsageError(format!(
             "{flag} needs ntttcp-for-linux's sync (a Linux-dialect line) or none (-ns): \
@@ -108,20 +110,20 @@ pub(super) fn check_workload(
     };
     let err = |m: String| Err(UsageError(m));
     if role == Role::Receiver {
-        return err(
-            "--rr applies to the sender: the receiver answers whatever its senders ask".into(),
-        );
+        return err(format!(
+            "{rr} applies to the sender: the receiver answers whatever its senders ask"
+        ));
     }
     if size.0 == 0 || size.0 > config::MAX_RR_SIZE as u64 {
         return err(format!(
-            "invalid value '{}' for '--rr': a request is 1 byte to {} MiB",
+            "invalid value '{}' for '{rr}': a request is 1 byte to {} MiB",
             size.0,
             config::MAX_RR_SIZE >> 20
         ));
     }
     match bulk_sender_flag(cli, protocol) {
         Some(flag) => err(format!(
-            "--rr cannot be combined with {flag}: it is for bulk tests"
+            "{rr} cannot be combined with {flag}: it is for bulk tests"
         )),
         None => Ok(()),
     }
