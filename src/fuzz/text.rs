@@ -33,7 +33,7 @@ pub fn cli(data: &[u8]) {
 /// typed, as Rust escapes it, or as its bytes are shown), or names an argument as a word
 /// (`-B`, `--fq-rate-limit=1G`, a Windows `-THR` in any case, `merge`), or a flag typed as
 /// one letter of a cluster or with its value attached (`-n` of `-en4`, `-f` of `-f4`).
-/// With nothing typed, nothing can be named.
+/// With nothing typed, nothing can be named; a flag the line lacks is named as required.
 fn names_typed(line: &str, args: &[OsString]) -> bool {
     let typed: Vec<String> = args
         .iter()
@@ -69,7 +69,9 @@ fn names_typed(line: &str, args: &[OsString]) -> bool {
         .iter()
         .filter(|a| a.starts_with('-') && !a.starts_with("--"))
         .any(|a| a[1..].chars().any(letter));
-    quoted || named || clustered || typed.iter().all(|a| a.is_empty())
+    // A flag the line lacks cannot have been typed: the message names the one missing.
+    let missing = line.contains("is required");
+    quoted || named || clustered || missing || typed.iter().all(|a| a.is_empty())
 }
 
 /// Any text as each /proc file: parsed without a panic, no more lines out than in.
