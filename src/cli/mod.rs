@@ -203,9 +203,7 @@ fn in_cluster(line: String, e: &clap::Error, args: &[OsString]) -> String {
         _ => return line,
     };
     let typed = args.iter().skip(1).map(|a| a.to_string_lossy());
-    let cluster = typed
-        .into_iter()
-        .find(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letter));
+    let cluster = typed.into_iter().find(|a| clusters(a, letter));
     match cluster {
         Some(a) => format!("{line} (in '{a}')"),
         None => line,
@@ -316,14 +314,17 @@ fn typed_flag(long: &str, normalized: &dialect::Normalized) -> String {
         .get_arguments()
         .find(|a| a.get_long() == Some(long))
         .and_then(|a| a.get_short());
-    let in_cluster = |c: char| {
-        args.iter()
-            .any(|a| !a.starts_with("--") && a.strip_prefix('-').is_some_and(|r| r.contains(c)))
-    };
     match short {
-        Some(c) if in_cluster(c) => format!("-{c}"),
+        Some(c) if args.iter().any(|a| clusters(a, c.encode_utf8(&mut [0; 4]))) => {
+            format!("-{c}")
+        }
         _ => dashed,
     }
+}
+
+/// Whether `arg` is a short flag or a cluster of them (`-Vn4`) holding `letter`.
+fn clusters(arg: &str, letter: &str) -> bool {
+    !arg.starts_with("--") && arg.strip_prefix('-').is_some_and(|r| r.contains(letter))
 }
 
 /// clap names a flag by its long form (`'--duration <SECS>'`); say it the way the user
